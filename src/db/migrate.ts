@@ -1,0 +1,83 @@
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { Logger } from "../log.ts";
+import type { Sql } from "./client.ts";
+
+export const defaultMigrationsDir = join(import.meta.dir, "../../sql");
+
+const migrationFile = /^\d{3}_[a-z0-9_]+\.sql$/;
+// Arbitrary constant shared by every instance: only one of them migrates at a time.
+const migrationLockKey = 7_260_331_001;
+
+export class MigrationError extends Error {
+  override name = "MigrationError";
+}
+
+interface Migration {
+  name: string;
+  checksum: string;
+  content: string;
+}
+
+async function readMigrations(dir: string): Promise<Migration[]> {
+  const names = (await readdir(dir)).filter((name) => migrationFile.test(name)).sort();
+  return Promise.all(
+    names.map(async (name) => {
+      const content = await Bun.file(join(dir, name)).text();
+      const checksum = new Bun.CryptoHasher("sha256").update(content).digest("hex");
+      return { name, checksum, content };
+    }),
+  );
+}
+
+/**
+ * Applies `sql/NNN_name.sql` files in order, each in its own transaction, under a
+ * session advisory lock. Applied files are recorded with a checksum; a changed
+ * applied file is refused rather than silently diverging. Returns the names applied.
+ */
+export async function migrate(sql: Sql, log: Logger, dir = defaultMigrationsDir): Promise<string[]> {
+  const migrations = await readMigrations(dir);
+  const conn = await sql.reserve();
+  try {
+    await conn`SELECT pg_advisory_lock(${migrationLockKey})`;
+    await conn`
+      CREATE TABLE IF NOT EXISTS schema_migrations (
+        name text PRIMARY KEY,
+        checksum text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`;
+    const applied = new Map(
+      (await conn<{ name: string; checksum: string }[]>`SELECT name, checksum FROM schema_migrations`).map((row) => [
+        row.name,
+        row.checksum,
+      ]),
+    );
+    const done: string[] = [];
+    for (const migration of migrations) {
+      const recorded = applied.get(migration.name);
+      if (recorded !== undefined) {
+        if (recorded !== migration.checksum) {
+          throw new MigrationError(
+            `migration ${migration.name} was changed after it was applied (recorded checksum ${recorded.slice(0, 12)}, file ${migration.checksum.slice(0, 12)}); add a new migration instead`,
+          );
+        }
+        continue;
+      }
+      await conn`BEGIN`;
+      try {
+        await conn.unsafe(migration.content).simple();
+        await conn`INSERT INTO schema_migrations (name, checksum) VALUES (${migration.name}, ${migration.checksum})`;
+        await conn`COMMIT`;
+      } catch (error) {
+        await conn`ROLLBACK`;
+        throw new MigrationError(`migration ${migration.name} failed: ${(error as Error).message}`);
+      }
+      log.info("migration applied", { migration: migration.name });
+      done.push(migration.name);
+    }
+    return done;
+  } finally {
+    await conn`SELECT pg_advisory_unlock(${migrationLockKey})`.catch(() => {});
+    conn.release();
+  }
+}

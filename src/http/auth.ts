@@ -1,0 +1,24 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import type { Scope } from "../modules/keys/scopes.ts";
+import { problems } from "./problem.ts";
+
+/**
+ * `apiKey: <scope>` on a route authenticates `X-API-Key` (401 when missing,
+ * unknown or revoked), requires the scope (403 when absent) and resolves
+ * `principal` for the handler. `apiKey: true` authenticates without a scope.
+ */
+export const apiKeyAuth = (ctx: AppContext) =>
+  new Elysia({ name: "auth.api-key" }).macro({
+    apiKey: (required: Scope | true) => ({
+      async resolve({ headers }) {
+        const principal = await ctx.keys.authenticate(headers["x-api-key"]);
+        if (required !== true && !principal.scopes.has(required)) {
+          throw problems.forbidden("missing_scope", `this API key lacks the ${required} scope`, {
+            required_scope: required,
+          });
+        }
+        return { principal };
+      },
+    }),
+  });

@@ -1,0 +1,38 @@
+import { problems } from "./problem.ts";
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+export function isJsonContentType(contentType: string | null): boolean {
+  if (!contentType) return false;
+  const mediaType = contentType.split(";", 1)[0]?.trim().toLowerCase() ?? "";
+  return mediaType === "application/json" || (mediaType.startsWith("application/") && mediaType.endsWith("+json"));
+}
+
+/**
+ * Reads a request body as strict JSON: the declared size is checked before
+ * reading and the real size after (chunked bodies), bytes must be valid UTF-8,
+ * and the text must parse. Every failure is a 4xx problem, never a 500.
+ */
+export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+  if (!isJsonContentType(request.headers.get("content-type"))) {
+    throw problems.unsupportedMediaType("request bodies must be JSON: send Content-Type: application/json");
+  }
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > maxBytes) throw problems.payloadTooLarge(`request body exceeds ${maxBytes} bytes`);
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  if (bytes.byteLength > maxBytes) throw problems.payloadTooLarge(`request body exceeds ${maxBytes} bytes`);
+  if (bytes.byteLength === 0)
+    throw problems.badRequest("empty_body", "request body is empty; a JSON document is required");
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw problems.badRequest("invalid_utf8", "request body is not valid UTF-8");
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const reason = error instanceof SyntaxError ? error.message : "document is too deeply nested";
+    throw problems.badRequest("malformed_json", `request body is not valid JSON: ${reason}`);
+  }
+}

@@ -1,0 +1,121 @@
+import { Elysia, ValidationError } from "elysia";
+import postgres from "postgres";
+import type { AppContext } from "../context.ts";
+import { describeError } from "../log.ts";
+import { readJsonBody } from "./json-body.ts";
+import { type FieldError, ProblemError, problemResponse, problems } from "./problem.ts";
+
+const requestIds = new WeakMap<Request, string>();
+const requestStarts = new WeakMap<Request, number>();
+const acceptableRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function requestIdOf(request: Request): string | undefined {
+  return requestIds.get(request);
+}
+
+/** Turns a TypeBox validation failure into one entry per failing field. */
+function fieldErrors(error: ValidationError): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const item of error.all) {
+    const path = "path" in item && typeof item.path === "string" ? item.path || "/" : "/";
+    const message = "message" in item && typeof item.message === "string" ? item.message : "is invalid";
+    const key = `${path}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ path, message });
+  }
+  return out;
+}
+
+/** Postgres errors that are the caller's fault or a passing outage; everything else is a 500. */
+function fromPostgres(error: postgres.PostgresError): ProblemError | undefined {
+  switch (error.code) {
+    case "23505":
+      return problems.conflict("conflict", "a record with the same identity already exists");
+    case "57014":
+      return problems.unavailable("query_timeout", "the query took too long; narrow the time range or try again");
+    case "57P01":
+    case "57P03":
+    case "53300":
+      return problems.unavailable("database_unavailable", "the database is not accepting requests right now");
+    default:
+      return undefined;
+  }
+}
+
+const connectionErrors = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECT_TIMEOUT",
+]);
+
+/**
+ * Cross-cutting HTTP behaviour shared by every module: request ids, strict JSON
+ * bodies, one problem-details shape for every error, and a structured access log.
+ * `allowedMethods` lets an unknown method on a known path answer 405, not 404.
+ */
+export const httpPlugin = (ctx: AppContext, allowedMethods: (path: string) => string[]) =>
+  new Elysia({ name: "http" })
+    .onRequest(({ request, set }) => {
+      const incoming = request.headers.get("x-request-id");
+      const id = incoming && acceptableRequestId.test(incoming) ? incoming : crypto.randomUUID();
+      requestIds.set(request, id);
+      requestStarts.set(request, performance.now());
+      set.headers["x-request-id"] = id;
+    })
+    .onParse({ as: "global" }, ({ request }) => readJsonBody(request, ctx.config.MAX_BODY_BYTES))
+    .onError({ as: "global" }, ({ code, error, request, path }) => {
+      const requestId = requestIds.get(request);
+      let problem: ProblemError;
+      if (error instanceof ProblemError) {
+        problem = error;
+      } else if (error instanceof ValidationError) {
+        const errors = fieldErrors(error);
+        const where = error.type === "body" ? "request body" : `${error.type} parameters`;
+        problem = problems.invalid(`the ${where} is invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
+      } else if (code === "PARSE") {
+        problem = problems.badRequest("malformed_body", "request body could not be parsed");
+      } else if (code === "NOT_FOUND") {
+        const methods = allowedMethods(path);
+        problem =
+          methods.length > 0
+            ? new ProblemError(
+                405,
+                "method_not_allowed",
+                "Method not allowed",
+                `${request.method} is not allowed here`,
+                {
+                  allow: methods,
+                },
+              )
+            : problems.notFound("route_not_found", `no route for ${request.method} ${path}`);
+      } else if (error instanceof postgres.PostgresError && fromPostgres(error)) {
+        problem = fromPostgres(error) as ProblemError;
+      } else if (
+        typeof error === "object" &&
+        error !== null &&
+        "code" in error &&
+        connectionErrors.has(String(error.code))
+      ) {
+        problem = problems.unavailable("database_unavailable", "the database cannot be reached");
+      } else {
+        ctx.log.error("unhandled error", { request_id: requestId, path, ...describeError(error) });
+        problem = new ProblemError(500, "internal_error", "Internal server error", "an unexpected error occurred");
+      }
+      const response = problemResponse(problem, path, requestId);
+      if (problem.status === 405) response.headers.set("allow", (problem.extensions.allow as string[]).join(", "));
+      return response;
+    })
+    .onAfterResponse({ as: "global" }, ({ request, path, set }) => {
+      const started = requestStarts.get(request);
+      ctx.log.info("request", {
+        request_id: requestIds.get(request),
+        method: request.method,
+        path,
+        status: set.status,
+        duration_ms: started === undefined ? undefined : Math.round((performance.now() - started) * 100) / 100,
+      });
+    });

@@ -1,0 +1,47 @@
+import { createApp } from "./app.ts";
+import { ConfigError, loadConfig } from "./config.ts";
+import { startJobs } from "./jobs/index.ts";
+import { createLogger, describeError } from "./log.ts";
+import { startRuntime } from "./runtime.ts";
+
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(2);
+  }
+  throw error;
+}
+const log = createLogger(config.LOG_LEVEL, { service: "content-telemetry" });
+
+const { ctx, db } = await startRuntime(config, log).catch((error: unknown) => {
+  log.error("start-up failed", describeError(error));
+  process.exit(1);
+});
+const jobs = startJobs(ctx);
+const app = createApp(ctx).listen({
+  port: config.PORT,
+  hostname: config.HOST,
+  // Bun refuses larger bodies before they are buffered; the JSON reader enforces the exact limit.
+  maxRequestBodySize: config.MAX_BODY_BYTES + 1,
+});
+log.info("listening", { host: config.HOST, port: app.server?.port });
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  log.info("shutting down: no new requests, finishing in-flight ones", { signal });
+  const grace = new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_GRACE_SECONDS * 1000));
+  // stop(false) stops accepting and resolves once in-flight requests have finished.
+  await Promise.race([app.server?.stop(false), grace]);
+  await app.server?.stop(true);
+  jobs.stop();
+  await db.close();
+  log.info("stopped");
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

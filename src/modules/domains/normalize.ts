@@ -1,0 +1,46 @@
+/** Why a host cannot be registered as a content owner's domain. */
+export class DomainError extends Error {
+  override name = "DomainError";
+}
+
+const label = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+const ipv4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/**
+ * Canonical form of a registrable host: lower case, no trailing dot, IDN in
+ * punycode (via the WHATWG URL parser), at least two labels; IPs and localhost refused.
+ */
+export function normalizeDomain(input: string): string {
+  const trimmed = input.trim().replace(/\.$/, "");
+  if (trimmed === "" || trimmed.includes("/") || trimmed.includes(":") || trimmed.includes("@")) {
+    throw new DomainError(`"${input}" is not a host name`);
+  }
+  let host: string;
+  try {
+    host = new URL(`http://${trimmed}/`).hostname;
+  } catch {
+    throw new DomainError(`"${input}" is not a host name`);
+  }
+  if (ipv4.test(host) || host.startsWith("[")) throw new DomainError("IP addresses cannot be registered as domains");
+  if (host === "localhost" || host.endsWith(".localhost")) throw new DomainError("localhost cannot be registered");
+  const labels = host.split(".");
+  if (labels.length < 2 || !labels.every((l) => label.test(l)) || host.length > 253) {
+    throw new DomainError(`"${input}" is not a registrable domain name`);
+  }
+  return host;
+}
+
+/** The host of a URL in the same canonical form, or null when the URL has none. */
+export function hostOfUrl(url: string): string | null {
+  try {
+    const host = new URL(url).hostname.replace(/\.$/, "").toLowerCase();
+    return host === "" ? null : host;
+  } catch {
+    return null;
+  }
+}
+
+/** True when `host` is `domain` or one of its subdomains. */
+export function isWithinDomain(host: string, domain: string): boolean {
+  return host === domain || host.endsWith(`.${domain}`);
+}

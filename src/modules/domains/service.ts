@@ -1,0 +1,55 @@
+import type { Sql } from "../../db/client.ts";
+import { normalizeDomain } from "./normalize.ts";
+
+export const verificationMethods = ["dns_txt", "https_file", "partner_attestation", "operator"] as const;
+export type VerificationMethod = (typeof verificationMethods)[number];
+
+export interface Domain {
+  id: string;
+  org_id: string;
+  domain: string;
+  state: "registered" | "verified";
+  verification_method: VerificationMethod | null;
+  verified_at: Date | null;
+  created_at: Date;
+}
+
+export class DomainConflictError extends Error {
+  override name = "DomainConflictError";
+}
+
+/** Registers a domain on an organisation (idempotent for the same pair). */
+export async function registerDomain(sql: Sql, orgId: string, input: string): Promise<Domain> {
+  const domain = normalizeDomain(input);
+  const [row] = await sql<Domain[]>`
+    INSERT INTO domains (org_id, domain) VALUES (${orgId}::uuid, ${domain})
+    ON CONFLICT (org_id, domain) DO UPDATE SET domain = EXCLUDED.domain
+    RETURNING *`;
+  return row as Domain;
+}
+
+/**
+ * Marks a registered domain verified. Only one organisation may hold a domain
+ * verified; a second claim is a DomainConflictError.
+ */
+export async function verifyDomain(
+  sql: Sql,
+  orgId: string,
+  input: string,
+  method: VerificationMethod,
+): Promise<Domain | undefined> {
+  const domain = normalizeDomain(input);
+  const [holder] = await sql<{ org_id: string }[]>`
+    SELECT org_id FROM domains WHERE domain = ${domain} AND state = 'verified' AND org_id <> ${orgId}::uuid`;
+  if (holder) throw new DomainConflictError(`${domain} is already verified by another organisation`);
+  const [row] = await sql<Domain[]>`
+    UPDATE domains
+    SET state = 'verified', verification_method = ${method}, verified_at = coalesce(verified_at, now())
+    WHERE org_id = ${orgId}::uuid AND domain = ${domain}
+    RETURNING *`;
+  return row;
+}
+
+export async function listDomains(sql: Sql, orgId: string): Promise<Domain[]> {
+  return sql<Domain[]>`SELECT * FROM domains WHERE org_id = ${orgId}::uuid ORDER BY domain`;
+}

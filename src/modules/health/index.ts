@@ -1,0 +1,19 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../../context.ts";
+import { HealthResponse, ReadyResponse } from "./model.ts";
+import { checkDatabase } from "./service.ts";
+
+export const healthModule = (ctx: AppContext) =>
+  new Elysia({ name: "health", detail: { tags: ["Health"] } })
+    .get("/health", () => ({ status: "ok" as const }), {
+      response: HealthResponse,
+      detail: { summary: "Liveness: the process answers" },
+    })
+    .get(
+      "/ready",
+      async () => ({ status: "ready" as const, database: ctx.databaseKind, latency_ms: await checkDatabase(ctx.sql) }),
+      {
+        response: ReadyResponse,
+        detail: { summary: "Readiness: the database answers (503 problem when it does not)" },
+      },
+    );

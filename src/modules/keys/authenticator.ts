@@ -1,0 +1,87 @@
+import type { Sql } from "../../db/client.ts";
+import { problems } from "../../http/problem.ts";
+import type { Logger } from "../../log.ts";
+import type { OrgType } from "../organizations/service.ts";
+import { keyPrefixes, parseKey, sameHash } from "./key-format.ts";
+import type { Scope } from "./scopes.ts";
+
+/** Who is calling with an API key, and what it may do. */
+export interface Principal {
+  keyId: string;
+  orgId: string;
+  orgType: OrgType;
+  scopes: ReadonlySet<Scope>;
+  /** The organisation's verified domains (each also covers its subdomains). */
+  verifiedDomains: readonly string[];
+}
+
+interface KeyRow {
+  id: string;
+  org_id: string;
+  org_type: OrgType;
+  secret_hash: Uint8Array;
+  scopes: Scope[];
+  revoked_at: Date | null;
+  verified_domains: string[];
+}
+
+/**
+ * Resolves `X-API-Key` to a principal. Successful lookups are kept in memory for
+ * `ttlSeconds`, so hot paths (ingest) cost no database round trip; that TTL is
+ * the bound on how long a revocation made elsewhere takes to apply here.
+ * Revocations made through this process apply at once (`forget`).
+ */
+export class KeyAuthenticator {
+  readonly #cache = new Map<string, { principal: Principal; expires: number }>();
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly log: Logger,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  async authenticate(raw: string | undefined | null): Promise<Principal> {
+    if (!raw) throw problems.unauthorized("missing API key: send it in the X-API-Key header");
+    const parsed = parseKey(raw);
+    if (!parsed) throw problems.unauthorized("unrecognised API key");
+    const cacheKey = Buffer.from(parsed.hash).toString("hex");
+    const cached = this.#cache.get(cacheKey);
+    if (cached && cached.expires > Date.now()) return cached.principal;
+
+    const [row] = await this.sql<KeyRow[]>`
+      SELECT k.id, k.org_id, o.org_type, k.secret_hash, k.scopes, k.revoked_at,
+             coalesce(array_agg(d.domain ORDER BY d.domain) FILTER (WHERE d.domain IS NOT NULL), '{}') AS verified_domains
+      FROM api_keys k
+      JOIN organizations o ON o.id = k.org_id
+      LEFT JOIN domains d ON d.org_id = k.org_id AND d.state = 'verified'
+      WHERE k.lookup_id = ${parsed.lookupId}
+      GROUP BY k.id, o.org_type`;
+    // The hash comparison is constant-time; the prefix must also match the org type it was minted for.
+    if (!row || !sameHash(row.secret_hash, parsed.hash) || keyPrefixes[row.org_type] !== parsed.prefix) {
+      this.#cache.delete(cacheKey);
+      throw problems.unauthorized("unrecognised API key");
+    }
+    if (row.revoked_at) throw problems.unauthorized("this API key has been revoked");
+
+    const principal: Principal = {
+      keyId: row.id,
+      orgId: row.org_id,
+      orgType: row.org_type,
+      scopes: new Set(row.scopes),
+      verifiedDomains: row.verified_domains,
+    };
+    if (this.ttlSeconds > 0) this.#cache.set(cacheKey, { principal, expires: Date.now() + this.ttlSeconds * 1000 });
+    // Recorded once per cache period, off the request path.
+    this.sql`UPDATE api_keys SET last_used_at = now() WHERE id = ${row.id}`.catch((error: unknown) =>
+      this.log.warn("could not record key use", { key_id: row.id, error: String(error) }),
+    );
+    return principal;
+  }
+
+  /** Drops cached principals of one key (after revocation) or of one organisation (after a domain change). */
+  forget(match: { keyId?: string; orgId?: string }): void {
+    for (const [hash, entry] of this.#cache) {
+      if (entry.principal.keyId === match.keyId || entry.principal.orgId === match.orgId) this.#cache.delete(hash);
+    }
+  }
+}

@@ -1,0 +1,52 @@
+import type { Sql } from "../../db/client.ts";
+import { findOrganization } from "../organizations/service.ts";
+import { mintRawKey } from "./key-format.ts";
+import { effectiveScopes, type Scope } from "./scopes.ts";
+
+/** A key as it is listed: never the secret, only its display prefix. */
+export interface ApiKeyRecord {
+  id: string;
+  org_id: string;
+  prefix: string;
+  name: string | null;
+  scopes: Scope[];
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+export class OrganizationNotFoundError extends Error {
+  override name = "OrganizationNotFoundError";
+}
+
+const listed = (sql: Sql) =>
+  sql`id, org_id, display_prefix AS prefix, name, scopes, created_at, last_used_at, revoked_at`;
+
+/** Mints a key for an organisation; the raw key is returned here and never again. */
+export async function createApiKey(
+  sql: Sql,
+  input: { orgId: string; scopes?: readonly string[] | null; name?: string | null },
+): Promise<{ key: string; record: ApiKeyRecord }> {
+  const scopes = effectiveScopes(input.scopes);
+  const org = await findOrganization(sql, input.orgId);
+  if (!org) throw new OrganizationNotFoundError(`organisation ${input.orgId} does not exist`);
+  const minted = mintRawKey(org.org_type);
+  const [record] = await sql<ApiKeyRecord[]>`
+    INSERT INTO api_keys (org_id, lookup_id, secret_hash, display_prefix, scopes, name)
+    VALUES (${org.id}, ${minted.lookupId}, ${minted.hash}, ${minted.displayPrefix}, ${scopes}, ${input.name ?? null})
+    RETURNING ${listed(sql)}`;
+  return { key: minted.raw, record: record as ApiKeyRecord };
+}
+
+export async function listApiKeys(sql: Sql, orgId: string): Promise<ApiKeyRecord[]> {
+  return sql<ApiKeyRecord[]>`SELECT ${listed(sql)} FROM api_keys WHERE org_id = ${orgId}::uuid ORDER BY created_at, id`;
+}
+
+/** Revokes a key (idempotent: the first revocation time is kept). Undefined when no such key. */
+export async function revokeApiKey(sql: Sql, keyId: string, orgId?: string): Promise<ApiKeyRecord | undefined> {
+  const [record] = await sql<ApiKeyRecord[]>`
+    UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+    WHERE id = ${keyId}::uuid ${orgId ? sql`AND org_id = ${orgId}::uuid` : sql``}
+    RETURNING ${listed(sql)}`;
+  return record;
+}

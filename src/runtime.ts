@@ -1,0 +1,29 @@
+import type { Config } from "./config.ts";
+import type { AppContext } from "./context.ts";
+import { type Database, openDatabase } from "./db/client.ts";
+import { migrate } from "./db/migrate.ts";
+import type { Logger } from "./log.ts";
+import { KeyAuthenticator } from "./modules/keys/authenticator.ts";
+
+/** Opens the database, applies migrations and builds the context every module receives. */
+export async function startRuntime(
+  config: Config,
+  log: Logger,
+  options: { inMemory?: boolean } = {},
+): Promise<{ ctx: AppContext; db: Database }> {
+  const db = await openDatabase(config, log, options);
+  try {
+    await migrate(db.sql, log);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  const ctx: AppContext = {
+    config,
+    log,
+    sql: db.sql,
+    databaseKind: db.kind,
+    keys: new KeyAuthenticator(db.sql, log, config.KEY_CACHE_TTL_SECONDS),
+  };
+  return { ctx, db };
+}

@@ -1,0 +1,5 @@
+import { afterAll } from "bun:test";
+import { closeTestRuntime, testRuntime } from "./support/runtime.ts";
+
+await testRuntime();
+afterAll(closeTestRuntime);

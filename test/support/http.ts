@@ -1,0 +1,30 @@
+import { testRuntime } from "./runtime.ts";
+
+export interface CallOptions {
+  key?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface CallResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** Sends one request through the real app (no network) and decodes its JSON body. */
+export async function call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<CallResult<T>> {
+  const { app } = await testRuntime();
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers["x-api-key"] = options.key;
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const response = await app.handle(new Request(`http://test.local${path}`, { method, headers, body }));
+  const text = await response.text();
+  let parsed: unknown = text;
+  if ((response.headers.get("content-type") ?? "").includes("json") && text !== "") parsed = JSON.parse(text);
+  return { status: response.status, headers: response.headers, body: parsed as T };
+}

@@ -1,0 +1,33 @@
+import { createApp } from "../../src/app.ts";
+import { loadConfig } from "../../src/config.ts";
+import type { AppContext } from "../../src/context.ts";
+import type { Database } from "../../src/db/client.ts";
+import { createLogger } from "../../src/log.ts";
+import { startRuntime } from "../../src/runtime.ts";
+
+let started: Promise<{ ctx: AppContext; db: Database; app: ReturnType<typeof createApp> }> | undefined;
+
+/**
+ * One database for the whole test run: the embedded engine in memory, or the
+ * TimescaleDB server at TEST_DATABASE_URL. Tests isolate themselves by creating
+ * their own organisations, domains and keys (see fixtures.ts), never by order.
+ */
+export function testRuntime() {
+  started ??= (async () => {
+    const config = loadConfig({
+      DATABASE_URL: process.env.TEST_DATABASE_URL,
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "error",
+      KEY_CACHE_TTL_SECONDS: "30",
+    });
+    const log = createLogger(config.LOG_LEVEL, { service: "test" });
+    const { ctx, db } = await startRuntime(config, log, { inMemory: true });
+    return { ctx, db, app: createApp(ctx) };
+  })();
+  return started;
+}
+
+export async function closeTestRuntime() {
+  if (!started) return;
+  const { db } = await started;
+  await db.close();
+}
