@@ -3,7 +3,11 @@ import type { AppContext } from "./context.ts";
 import { openapiPlugin } from "./http/openapi.ts";
 import { httpPlugin } from "./http/plugin.ts";
 import { routeMethodIndex } from "./http/routes.ts";
+import { accessRequestsModule } from "./modules/access-requests/index.ts";
+import { auditModule } from "./modules/audit/index.ts";
+import { authModule } from "./modules/auth/index.ts";
 import { healthModule } from "./modules/health/index.ts";
+import { organizationsModule } from "./modules/organizations/index.ts";
 
 /** The whole HTTP surface; `main.ts` serves it, tests call `app.handle()` on it. */
 export function createApp(ctx: AppContext) {
@@ -11,7 +15,11 @@ export function createApp(ctx: AppContext) {
   const app = new Elysia()
     .use(httpPlugin(ctx, (path) => allowedMethods(path)))
     .use(openapiPlugin())
-    .use(healthModule(ctx));
+    .use(healthModule(ctx))
+    .use(authModule(ctx))
+    .use(auditModule(ctx))
+    .use(organizationsModule(ctx))
+    .use(accessRequestsModule(ctx));
   allowedMethods = routeMethodIndex(app.routes);
   return app;
 }

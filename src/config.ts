@@ -22,6 +22,24 @@ const ConfigSchema = T.Object({
   SHUTDOWN_GRACE_SECONDS: T.Integer({ minimum: 0, maximum: 300, default: 10 }),
   /** Cron pattern for refreshing continuous aggregates when the embedded engine is in use. */
   AGGREGATE_REFRESH_CRON: T.String({ minLength: 1, default: "*/1 * * * *" }),
+  /** Address people reach the service at; magic links and OAuth redirect URIs are built from it. */
+  PUBLIC_BASE_URL: T.String({ pattern: "^https?://[^/]+$", default: "http://localhost:3000" }),
+  /** Comma-separated e-mail addresses whose signed-in users are operator admins. */
+  OPERATOR_ADMIN_EMAILS: T.String({ default: "" }),
+  /** Lifetime of a user session. */
+  SESSION_TTL_HOURS: T.Integer({ minimum: 1, maximum: 24 * 90, default: 24 * 7 }),
+  /** Lifetime of a magic sign-in link. */
+  MAGIC_LINK_TTL_MINUTES: T.Integer({ minimum: 1, maximum: 60, default: 15 }),
+  /** Marks the session cookie Secure; turn off only for plain-HTTP local development. */
+  SESSION_COOKIE_SECURE: T.Boolean({ default: true }),
+  /** SMTP server for outgoing mail (smtp:// or smtps://); unset: mail is logged and kept in the mail_outbox table. */
+  SMTP_URL: T.Optional(T.String({ pattern: "^smtps?://" })),
+  MAIL_FROM: T.String({ minLength: 3, default: "Content Telemetry <no-reply@localhost>" }),
+  /**
+   * OpenID Connect providers as a JSON array of
+   * {"id", "issuer", "client_id", "client_secret"?, "scopes"?}; "[]" disables OAuth sign-in.
+   */
+  OIDC_PROVIDERS: T.String({ default: "[]" }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

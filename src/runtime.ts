@@ -3,6 +3,7 @@ import type { AppContext } from "./context.ts";
 import { type Database, openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import type { Logger } from "./log.ts";
+import { createMailer } from "./modules/auth/mailer.ts";
 import { KeyAuthenticator } from "./modules/keys/authenticator.ts";
 
 /** Opens the database, applies migrations and builds the context every module receives. */
@@ -24,6 +25,7 @@ export async function startRuntime(
     sql: db.sql,
     databaseKind: db.kind,
     keys: new KeyAuthenticator(db.sql, log, config.KEY_CACHE_TTL_SECONDS),
+    mailer: createMailer(config, db.sql, log),
   };
   return { ctx, db };
 }

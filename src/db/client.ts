@@ -4,6 +4,8 @@ import type { Logger } from "../log.ts";
 import { type EmbeddedEngine, startEmbeddedEngine } from "./embedded.ts";
 
 export type Sql = postgres.Sql;
+/** A client or an open transaction: what service functions that may run inside a transaction take. */
+export type Queryable = postgres.ISql;
 export type DatabaseKind = "embedded" | "server";
 
 export interface Database {

@@ -44,6 +44,12 @@ function fromPostgres(error: postgres.PostgresError): ProblemError | undefined {
   }
 }
 
+function hasNoBody(request: Request): boolean {
+  return (
+    !request.headers.get("content-type") && (request.body === null || request.headers.get("content-length") === "0")
+  );
+}
+
 const connectionErrors = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
@@ -66,7 +72,10 @@ export const httpPlugin = (ctx: AppContext, allowedMethods: (path: string) => st
       requestStarts.set(request, performance.now());
       set.headers["x-request-id"] = id;
     })
-    .onParse({ as: "global" }, ({ request }) => readJsonBody(request, ctx.config.MAX_BODY_BYTES))
+    // A bodiless request (POST …/approve, …/sign-out) is left unparsed; routes with a body schema then answer 422.
+    .onParse({ as: "global" }, ({ request }) =>
+      hasNoBody(request) ? undefined : readJsonBody(request, ctx.config.MAX_BODY_BYTES),
+    )
     .onError({ as: "global" }, ({ code, error, request, path }) => {
       const requestId = requestIds.get(request);
       let problem: ProblemError;
