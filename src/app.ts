@@ -7,7 +7,10 @@ import { accessRequestsModule } from "./modules/access-requests/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
 import { healthModule } from "./modules/health/index.ts";
+import { keysModule } from "./modules/keys/index.ts";
 import { organizationsModule } from "./modules/organizations/index.ts";
+import { resolveModule } from "./modules/resolve/index.ts";
+import { settingsModule } from "./modules/settings/index.ts";
 
 /** The whole HTTP surface; `main.ts` serves it, tests call `app.handle()` on it. */
 export function createApp(ctx: AppContext) {
@@ -19,7 +22,10 @@ export function createApp(ctx: AppContext) {
     .use(authModule(ctx))
     .use(auditModule(ctx))
     .use(organizationsModule(ctx))
-    .use(accessRequestsModule(ctx));
+    .use(accessRequestsModule(ctx))
+    .use(keysModule(ctx))
+    .use(settingsModule(ctx))
+    .use(resolveModule(ctx));
   allowedMethods = routeMethodIndex(app.routes);
   return app;
 }

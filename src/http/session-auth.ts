@@ -75,3 +75,7 @@ export const sessionAuth = (ctx: AppContext) => {
     }),
   });
 };
+
+/** OpenAPI security requirements of session-only routes and of routes taking either credential. */
+export const sessionSecurity: { [scheme: string]: string[] }[] = [{ session: [] }];
+export const sessionOrKeySecurity: { [scheme: string]: string[] }[] = [{ session: [] }, { apiKey: [] }];

@@ -1,5 +1,7 @@
 import { createApp } from "../../src/app.ts";
 import type { AppContext } from "../../src/context.ts";
+import type { MemberRole } from "../../src/modules/organizations/access.ts";
+import { addMember } from "../../src/modules/organizations/service.ts";
 import type { CallOptions, CallResult } from "./http.ts";
 import { testRuntime } from "./runtime.ts";
 
@@ -87,3 +89,11 @@ export async function signIn(email = uniqueEmail()): Promise<SignedInUser> {
 }
 
 export const signInOperatorAdmin = () => signIn(operatorAdminEmail);
+
+/** Signs a new user in and gives them `role` in an organisation (as an owner would have). */
+export async function memberOf(orgId: string, role: MemberRole, email = uniqueEmail(role)): Promise<SignedInUser> {
+  const user = await signIn(email);
+  const { ctx } = await testRuntime();
+  await addMember(ctx.sql, orgId, user.userId, role);
+  return user;
+}

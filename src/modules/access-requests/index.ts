@@ -1,11 +1,9 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
-import { auditActorOf, sessionAuth } from "../../http/session-auth.ts";
+import { auditActorOf, sessionAuth, sessionSecurity } from "../../http/session-auth.ts";
 import { AccessRequestBody, AccessRequestRecord, AccessRequestStatus, ReviewBody } from "./model.ts";
 import { type AccessRequestType, listAccessRequests, reviewAccessRequest, submitAccessRequest } from "./service.ts";
-
-const sessionOnly = [{ session: [] }];
 
 /** POST and GET of one kind of access request (platform or agent): same body, same record. */
 const requestRoutes = (ctx: AppContext, orgType: AccessRequestType) =>
@@ -30,7 +28,7 @@ const requestRoutes = (ctx: AppContext, orgType: AccessRequestType) =>
         response: { 201: AccessRequestRecord },
         detail: {
           summary: `Ask for a ${orgType} organisation (status pending until an operator admin reviews it)`,
-          security: sessionOnly,
+          security: sessionSecurity,
         },
       },
     )
@@ -44,7 +42,7 @@ const requestRoutes = (ctx: AppContext, orgType: AccessRequestType) =>
         session: true,
         query: t.Object(PageQuery),
         response: Paged(AccessRequestRecord),
-        detail: { summary: `The caller's own ${orgType} access requests`, security: sessionOnly },
+        detail: { summary: `The caller's own ${orgType} access requests`, security: sessionSecurity },
       },
     );
 
@@ -72,7 +70,10 @@ export const accessRequestsModule = (ctx: AppContext) =>
           ...PageQuery,
         }),
         response: Paged(AccessRequestRecord),
-        detail: { summary: "Access requests to review (operator admin; pending by default)", security: sessionOnly },
+        detail: {
+          summary: "Access requests to review (operator admin; pending by default)",
+          security: sessionSecurity,
+        },
       },
     )
     .post(
@@ -91,7 +92,7 @@ export const accessRequestsModule = (ctx: AppContext) =>
         response: AccessRequestRecord,
         detail: {
           summary: "Approve: creates the organisation and makes the requester its owner (409 if already reviewed)",
-          security: sessionOnly,
+          security: sessionSecurity,
         },
       },
     )
@@ -109,6 +110,9 @@ export const accessRequestsModule = (ctx: AppContext) =>
         params: t.Object({ id: t.String({ format: "uuid" }) }),
         body: ReviewBody,
         response: AccessRequestRecord,
-        detail: { summary: "Reject, with an optional reviewer note (409 if already reviewed)", security: sessionOnly },
+        detail: {
+          summary: "Reject, with an optional reviewer note (409 if already reviewed)",
+          security: sessionSecurity,
+        },
       },
     );

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { PageQuery, pageOf } from "../../http/paging.ts";
-import { sessionAuth } from "../../http/session-auth.ts";
+import { sessionAuth, sessionSecurity } from "../../http/session-auth.ts";
 import { resolveOrgAccess } from "../organizations/access.ts";
 import { OrgIdQuery } from "../organizations/model.ts";
 import { listAudit } from "./service.ts";
@@ -21,7 +21,7 @@ export const auditModule = (ctx: AppContext) =>
         query: t.Object({ ...OrgIdQuery, ...PageQuery }),
         detail: {
           summary: "Control-plane changes of an organisation, newest first (owners and admins)",
-          security: [{ session: [] }],
+          security: sessionSecurity,
         },
       },
     );

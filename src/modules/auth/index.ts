@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
-import { clearedSessionCookie, sessionAuth, sessionCookie } from "../../http/session-auth.ts";
+import { clearedSessionCookie, sessionAuth, sessionCookie, sessionSecurity } from "../../http/session-auth.ts";
 import { consumeMagicLink, sendMagicLink } from "./magic-link.ts";
 import { MagicLinkRequest, MagicLinkVerify, SignedIn, WhoAmI } from "./model.ts";
 import type { IssuedSession } from "./sessions.ts";
@@ -75,7 +75,7 @@ export const authModule = (ctx: AppContext) =>
       {
         session: true,
         response: WhoAmI,
-        detail: { summary: "The signed-in user", security: [{ session: [] }] },
+        detail: { summary: "The signed-in user", security: sessionSecurity },
       },
     )
     .post(
@@ -85,5 +85,5 @@ export const authModule = (ctx: AppContext) =>
         set.headers["set-cookie"] = clearedSessionCookie(ctx.config.SESSION_COOKIE_SECURE);
         set.status = 204;
       },
-      { session: true, detail: { summary: "End the current session", security: [{ session: [] }] } },
+      { session: true, detail: { summary: "End the current session", security: sessionSecurity } },
     );

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
 import { problems } from "../../http/problem.ts";
-import { auditActorOf, sessionAuth } from "../../http/session-auth.ts";
+import { auditActorOf, sessionAuth, sessionSecurity } from "../../http/session-auth.ts";
 import { withDomainInput } from "../domains/input.ts";
 import { CreatedOrganization, CreateOrganization, OrganizationRecord } from "./model.ts";
 import { createContentOwner } from "./self-serve.ts";
@@ -60,7 +60,7 @@ export const organizationsModule = (ctx: AppContext) =>
           summary: "Create a content-owner organisation (self-serve; platform and agent go through access requests)",
           description:
             "The caller becomes its owner; the domain is registered, not verified. org_type platform or agent answers 403 `access_request_required` with `access_request_endpoint`.",
-          security: [{ session: [] }],
+          security: sessionSecurity,
         },
       },
     )
@@ -74,6 +74,6 @@ export const organizationsModule = (ctx: AppContext) =>
         session: true,
         query: t.Object(PageQuery),
         response: Paged(OrganizationRecord),
-        detail: { summary: "The caller's organisations, with the caller's role", security: [{ session: [] }] },
+        detail: { summary: "The caller's organisations, with the caller's role", security: sessionSecurity },
       },
     );
