@@ -6,6 +6,7 @@ import { routeMethodIndex } from "./http/routes.ts";
 import { accessRequestsModule } from "./modules/access-requests/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
+import { domainsModule } from "./modules/domains/index.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { keysModule } from "./modules/keys/index.ts";
 import { organizationsModule } from "./modules/organizations/index.ts";
@@ -24,6 +25,7 @@ export function createApp(ctx: AppContext) {
     .use(organizationsModule(ctx))
     .use(accessRequestsModule(ctx))
     .use(keysModule(ctx))
+    .use(domainsModule(ctx))
     .use(settingsModule(ctx))
     .use(resolveModule(ctx));
   allowedMethods = routeMethodIndex(app.routes);

@@ -4,6 +4,7 @@ import { type Database, openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import type { Logger } from "./log.ts";
 import { createMailer } from "./modules/auth/mailer.ts";
+import { systemDomainProbe } from "./modules/domains/probe.ts";
 import { KeyAuthenticator } from "./modules/keys/authenticator.ts";
 
 /** Opens the database, applies migrations and builds the context every module receives. */
@@ -26,6 +27,7 @@ export async function startRuntime(
     databaseKind: db.kind,
     keys: new KeyAuthenticator(db.sql, log, config.KEY_CACHE_TTL_SECONDS),
     mailer: createMailer(config, db.sql, log),
+    domainProbe: systemDomainProbe,
   };
   return { ctx, db };
 }

@@ -2,6 +2,7 @@ import { createApp } from "../../src/app.ts";
 import type { AppContext } from "../../src/context.ts";
 import type { MemberRole } from "../../src/modules/organizations/access.ts";
 import { addMember } from "../../src/modules/organizations/service.ts";
+import { testDomainProbe } from "./domain-probe.ts";
 import type { CallOptions, CallResult } from "./http.ts";
 import { testRuntime } from "./runtime.ts";
 
@@ -11,8 +12,8 @@ export const operatorAdminEmail = "operator@admin.test";
 let identityApp: Promise<{ ctx: AppContext; app: ReturnType<typeof createApp> }> | undefined;
 
 /**
- * The app with identity settings tests need (an operator admin allowlist), on the
- * shared test database. `overrides` builds a separate app for one test file.
+ * The app with identity settings tests need (an operator admin allowlist, the
+ * in-test DNS and web for domain verification), on the shared test database. `overrides` builds a separate app for one test file.
  */
 export function identityTestApp() {
   identityApp ??= buildIdentityApp({});
@@ -24,6 +25,7 @@ export async function buildIdentityApp(overrides: Partial<AppContext>) {
   const ctx: AppContext = {
     ...base,
     config: { ...base.config, OPERATOR_ADMIN_EMAILS: operatorAdminEmail, SESSION_COOKIE_SECURE: true },
+    domainProbe: testDomainProbe,
     ...overrides,
   };
   return { ctx, app: createApp(ctx) };
