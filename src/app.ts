@@ -9,6 +9,7 @@ import { authModule } from "./modules/auth/index.ts";
 import { domainsModule } from "./modules/domains/index.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { keysModule } from "./modules/keys/index.ts";
+import { membersModule } from "./modules/members/index.ts";
 import { organizationsModule } from "./modules/organizations/index.ts";
 import { resolveModule } from "./modules/resolve/index.ts";
 import { settingsModule } from "./modules/settings/index.ts";
@@ -26,6 +27,7 @@ export function createApp(ctx: AppContext) {
     .use(accessRequestsModule(ctx))
     .use(keysModule(ctx))
     .use(domainsModule(ctx))
+    .use(membersModule(ctx))
     .use(settingsModule(ctx))
     .use(resolveModule(ctx));
   allowedMethods = routeMethodIndex(app.routes);
