@@ -11,6 +11,7 @@ import { healthModule } from "./modules/health/index.ts";
 import { keysModule } from "./modules/keys/index.ts";
 import { membersModule } from "./modules/members/index.ts";
 import { organizationsModule } from "./modules/organizations/index.ts";
+import { partnersModule } from "./modules/partners/index.ts";
 import { resolveModule } from "./modules/resolve/index.ts";
 import { settingsModule } from "./modules/settings/index.ts";
 
@@ -28,6 +29,7 @@ export function createApp(ctx: AppContext) {
     .use(keysModule(ctx))
     .use(domainsModule(ctx))
     .use(membersModule(ctx))
+    .use(partnersModule(ctx))
     .use(settingsModule(ctx))
     .use(resolveModule(ctx));
   allowedMethods = routeMethodIndex(app.routes);
