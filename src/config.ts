@@ -44,6 +44,35 @@ const ConfigSchema = T.Object({
 
 export type Config = Static<typeof ConfigSchema>;
 
+/** One OpenID Connect provider users may sign in with. */
+const OidcProviderSchema = T.Object({
+  id: T.String({ pattern: "^[a-z0-9][a-z0-9-]{0,39}$" }),
+  issuer: T.String({ pattern: "^https?://" }),
+  client_id: T.String({ minLength: 1 }),
+  /** Omitted for public clients (PKCE alone). */
+  client_secret: T.Optional(T.String({ minLength: 1 })),
+  scopes: T.Optional(T.String({ minLength: 1 })),
+});
+export type OidcProviderConfig = Static<typeof OidcProviderSchema>;
+
+/** The OIDC_PROVIDERS setting, parsed and checked (a ConfigError names what is wrong). */
+export function parseOidcProviders(text: string): OidcProviderConfig[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ConfigError("Invalid configuration: OIDC_PROVIDERS is not JSON");
+  }
+  const schema = T.Array(OidcProviderSchema);
+  const first = Value.Errors(schema, value).First();
+  if (first) throw new ConfigError(`Invalid configuration: OIDC_PROVIDERS${first.path} ${first.message}`);
+  const providers = value as OidcProviderConfig[];
+  if (new Set(providers.map((p) => p.id)).size !== providers.length) {
+    throw new ConfigError("Invalid configuration: OIDC_PROVIDERS has duplicate ids");
+  }
+  return providers;
+}
+
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
@@ -61,5 +90,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const variable = first.path.replace(/^\//, "") || "environment";
     throw new ConfigError(`Invalid configuration: ${variable} ${first.message} (got ${JSON.stringify(raw[variable])})`);
   }
+  parseOidcProviders((converted as Config).OIDC_PROVIDERS);
   return converted as Config;
 }

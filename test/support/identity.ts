@@ -1,4 +1,5 @@
 import { createApp } from "../../src/app.ts";
+import type { Config } from "../../src/config.ts";
 import type { AppContext } from "../../src/context.ts";
 import type { MemberRole } from "../../src/modules/organizations/access.ts";
 import { addMember } from "../../src/modules/organizations/service.ts";
@@ -13,20 +14,20 @@ let identityApp: Promise<{ ctx: AppContext; app: ReturnType<typeof createApp> }>
 
 /**
  * The app with identity settings tests need (an operator admin allowlist, the
- * in-test DNS and web for domain verification), on the shared test database. `overrides` builds a separate app for one test file.
+ * in-test DNS and web for domain verification), on the shared test database.
+ * `buildIdentityApp(config)` builds a separate one with more settings.
  */
 export function identityTestApp() {
-  identityApp ??= buildIdentityApp({});
+  identityApp ??= buildIdentityApp();
   return identityApp;
 }
 
-export async function buildIdentityApp(overrides: Partial<AppContext>) {
+export async function buildIdentityApp(config: Partial<Config> = {}) {
   const { ctx: base } = await testRuntime();
   const ctx: AppContext = {
     ...base,
-    config: { ...base.config, OPERATOR_ADMIN_EMAILS: operatorAdminEmail, SESSION_COOKIE_SECURE: true },
+    config: { ...base.config, OPERATOR_ADMIN_EMAILS: operatorAdminEmail, SESSION_COOKIE_SECURE: true, ...config },
     domainProbe: testDomainProbe,
-    ...overrides,
   };
   return { ctx, app: createApp(ctx) };
 }

@@ -1,8 +1,10 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
+import { parseOidcProviders } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
 import { clearedSessionCookie, sessionAuth, sessionCookie, sessionSecurity } from "../../http/session-auth.ts";
 import { consumeMagicLink, sendMagicLink } from "./magic-link.ts";
-import { MagicLinkRequest, MagicLinkVerify, SignedIn, WhoAmI } from "./model.ts";
+import { MagicLinkRequest, MagicLinkVerify, OidcCallbackQuery, OidcProviderParams, SignedIn, WhoAmI } from "./model.ts";
+import { OidcSignIn } from "./oidc.ts";
 import type { IssuedSession } from "./sessions.ts";
 import { revokeSession } from "./sessions.ts";
 import type { User } from "./users.ts";
@@ -26,8 +28,9 @@ export function signedIn(
   };
 }
 
-export const authModule = (ctx: AppContext) =>
-  new Elysia({ name: "identity.auth", prefix: "/api/v1/identity/auth", detail: { tags: ["Identity: sign-in"] } })
+export const authModule = (ctx: AppContext) => {
+  const oidc = new OidcSignIn(parseOidcProviders(ctx.config.OIDC_PROVIDERS), ctx.config);
+  return new Elysia({ name: "identity.auth", prefix: "/api/v1/identity/auth", detail: { tags: ["Identity: sign-in"] } })
     .use(sessionAuth(ctx))
     .post(
       "/magic-link",
@@ -86,4 +89,38 @@ export const authModule = (ctx: AppContext) =>
         set.status = 204;
       },
       { session: true, detail: { summary: "End the current session", security: sessionSecurity } },
+    )
+    .get(
+      "/oidc/providers",
+      () => ({ items: oidc.list().map((p) => ({ ...p, start_url: `/api/v1/identity/auth/oidc/${p.id}/start` })) }),
+      {
+        response: t.Object({ items: t.Array(t.Object({ id: t.String(), issuer: t.String(), start_url: t.String() })) }),
+        detail: { summary: "Configured OAuth/OpenID Connect sign-in providers" },
+      },
+    )
+    .get(
+      "/oidc/:provider/start",
+      async ({ params, set }) => {
+        set.status = 302;
+        set.headers.location = await oidc.start(ctx.sql, params.provider);
+        set.headers["cache-control"] = "no-store";
+      },
+      {
+        params: OidcProviderParams,
+        detail: { summary: "Start OAuth sign-in: redirects to the provider (authorization code + PKCE, state, nonce)" },
+      },
+    )
+    .get(
+      "/oidc/:provider/callback",
+      async ({ params, query, set }) => signedIn(ctx, set, await oidc.finish(ctx.sql, params.provider, query)),
+      {
+        params: OidcProviderParams,
+        query: OidcCallbackQuery,
+        response: SignedIn,
+        detail: {
+          summary:
+            "The provider's redirect back: verifies the ID token against the provider's JWKS and starts a session",
+        },
+      },
     );
+};

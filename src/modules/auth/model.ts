@@ -19,3 +19,11 @@ export const WhoAmI = t.Object({
   is_operator_admin: t.Boolean(),
   expires_at: t.Date(),
 });
+
+export const OidcProviderParams = t.Object({ provider: t.String({ pattern: "^[a-z0-9][a-z0-9-]{0,39}$" }) });
+export const OidcCallbackQuery = t.Object({
+  code: t.Optional(t.String({ maxLength: 2048 })),
+  state: t.Optional(t.String({ maxLength: 512 })),
+  error: t.Optional(t.String({ maxLength: 512 })),
+  error_description: t.Optional(t.String({ maxLength: 2048 })),
+});
