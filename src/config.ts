@@ -40,6 +40,8 @@ const ConfigSchema = T.Object({
    * {"id", "issuer", "client_id", "client_secret"?, "scopes"?}; "[]" disables OAuth sign-in.
    */
   OIDC_PROVIDERS: T.String({ default: "[]" }),
+  /** Cron pattern for deleting expired sign-in links, OAuth states and ended sessions. */
+  SIGN_IN_PURGE_CRON: T.String({ minLength: 1, default: "17 * * * *" }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

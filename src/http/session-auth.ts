@@ -67,10 +67,15 @@ export const sessionAuth = (ctx: AppContext) => {
     }),
     caller: (_accepted: true) => ({
       async resolve({ headers }) {
-        const caller: Caller = headers["x-api-key"]
-          ? { kind: "key", principal: await ctx.keys.authenticate(headers["x-api-key"]) }
-          : { kind: "session", user: await authenticateSession(ctx.sql, presentedSessionToken(headers), admins) };
-        return { caller };
+        if (headers["x-api-key"]) {
+          return { caller: { kind: "key", principal: await ctx.keys.authenticate(headers["x-api-key"]) } as Caller };
+        }
+        const token = presentedSessionToken(headers);
+        if (!token)
+          throw problems.unauthorized(
+            "send an API key in X-API-Key, or a user session (Authorization: Bearer or cookie)",
+          );
+        return { caller: { kind: "session", user: await authenticateSession(ctx.sql, token, admins) } as Caller };
       },
     }),
   });

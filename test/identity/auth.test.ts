@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { purgeExpiredSignIns } from "../../src/modules/auth/purge.ts";
 import { sha256 } from "../../src/modules/keys/key-format.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { callIdentity, latestMagicToken, signIn, signInOperatorAdmin, uniqueEmail } from "../support/identity.ts";
@@ -124,5 +125,22 @@ describe("sessions", () => {
     const admin = await signInOperatorAdmin();
     const res = await callIdentity("GET", `${base}/session`, { session: admin.session });
     expect(res.body.is_operator_admin).toBe(true);
+  });
+});
+
+describe("purging expired sign-in records", () => {
+  test("removes long-expired links and ended sessions, keeps live ones", async () => {
+    const { ctx } = await testRuntime();
+    const live = await signIn();
+    const ended = await signIn();
+    await ctx.sql`UPDATE user_sessions SET revoked_at = now() - interval '8 days' WHERE token_hash = ${sha256(ended.session)}`;
+    const email = uniqueEmail();
+    await requestLink(email);
+    await ctx.sql`UPDATE magic_link_tokens SET expires_at = now() - interval '2 days' WHERE email = ${email}`;
+    const deleted = await purgeExpiredSignIns(ctx.sql);
+    expect(deleted).toBeGreaterThanOrEqual(2);
+    expect(await ctx.sql`SELECT 1 FROM magic_link_tokens WHERE email = ${email}`).toHaveLength(0);
+    expect(await ctx.sql`SELECT 1 FROM user_sessions WHERE token_hash = ${sha256(ended.session)}`).toHaveLength(0);
+    expect((await callIdentity("GET", `${base}/session`, { session: live.session })).status).toBe(200);
   });
 });
