@@ -17,6 +17,7 @@ CREATE TABLE magic_link_tokens (
   consumed_at  timestamptz
 );
 CREATE INDEX magic_link_tokens_expiry ON magic_link_tokens (expires_at);
+CREATE INDEX magic_link_tokens_email ON magic_link_tokens (email, created_at);
 
 -- Sessions are opaque random ids; only a SHA-256 is kept.
 CREATE TABLE user_sessions (

@@ -47,6 +47,14 @@ describe("magic-link sign-in", () => {
     expect(res.body.user.id).toBe(first.userId);
   });
 
+  test("an address gets at most five links per link lifetime", async () => {
+    const email = uniqueEmail();
+    for (let i = 0; i < 5; i++) await requestLink(email);
+    const res = await callIdentity("POST", `${base}/magic-link`, { body: { email } });
+    expect(res.status).toBe(429);
+    expect(res.body.code).toBe("too_many_sign_in_links");
+  });
+
   test("an expired link is refused", async () => {
     const email = uniqueEmail();
     const token = await requestLink(email);

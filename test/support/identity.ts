@@ -91,7 +91,13 @@ export async function signIn(email = uniqueEmail()): Promise<SignedInUser> {
   return { email: email.toLowerCase(), userId: verified.body.user.id, session: verified.body.session_token };
 }
 
-export const signInOperatorAdmin = () => signIn(operatorAdminEmail);
+let operatorAdmin: Promise<SignedInUser> | undefined;
+
+/** The operator admin's session, signed in once per run (tests never sign it out). */
+export function signInOperatorAdmin(): Promise<SignedInUser> {
+  operatorAdmin ??= signIn(operatorAdminEmail);
+  return operatorAdmin;
+}
 
 /** Signs a new user in and gives them `role` in an organisation (as an owner would have). */
 export async function memberOf(orgId: string, role: MemberRole, email = uniqueEmail(role)): Promise<SignedInUser> {

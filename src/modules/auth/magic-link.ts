@@ -1,6 +1,6 @@
 import type { Config } from "../../config.ts";
 import type { Sql } from "../../db/client.ts";
-import { problems } from "../../http/problem.ts";
+import { ProblemError, problems } from "../../http/problem.ts";
 import type { Mailer } from "./mailer.ts";
 import { hashPresentedSecret, mintSecret } from "./secrets.ts";
 import { createSession, type IssuedSession } from "./sessions.ts";
@@ -9,11 +9,25 @@ import { findOrCreateUser, normalizeEmail, type User } from "./users.ts";
 export const magicLinkPrefix = "ml_";
 export const magicLinkPath = "/api/v1/identity/auth/magic-link/verify";
 
+/** Links one address may be sent per link lifetime: stops the service being used to flood an inbox. */
+export const maxOpenLinksPerAddress = 5;
+
 type MagicLinkConfig = Pick<Config, "PUBLIC_BASE_URL" | "MAGIC_LINK_TTL_MINUTES">;
 
 /** Stores a single-use token (hashed) and mails the link that carries it. */
 export async function sendMagicLink(sql: Sql, mailer: Mailer, config: MagicLinkConfig, email: string): Promise<void> {
   const address = normalizeEmail(email);
+  const [recent] = await sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM magic_link_tokens
+    WHERE email = ${address} AND created_at > now() - make_interval(mins => ${config.MAGIC_LINK_TTL_MINUTES})`;
+  if ((recent?.n ?? 0) >= maxOpenLinksPerAddress) {
+    throw new ProblemError(
+      429,
+      "too_many_sign_in_links",
+      "Too many requests",
+      `at most ${maxOpenLinksPerAddress} sign-in links per address every ${config.MAGIC_LINK_TTL_MINUTES} minutes: use one already sent`,
+    );
+  }
   const { raw, hash } = mintSecret(magicLinkPrefix);
   await sql`
     INSERT INTO magic_link_tokens (email, token_hash, expires_at)
