@@ -1,6 +1,7 @@
 import { createApp } from "../../src/app.ts";
 import type { Config } from "../../src/config.ts";
 import type { AppContext } from "../../src/context.ts";
+import { createMailer } from "../../src/modules/auth/mailer.ts";
 import type { MemberRole } from "../../src/modules/organizations/access.ts";
 import { addMember } from "../../src/modules/organizations/service.ts";
 import { testDomainProbe } from "./domain-probe.ts";
@@ -24,9 +25,11 @@ export function identityTestApp() {
 
 export async function buildIdentityApp(config: Partial<Config> = {}) {
   const { ctx: base } = await testRuntime();
+  const merged = { ...base.config, OPERATOR_ADMIN_EMAILS: operatorAdminEmail, SESSION_COOKIE_SECURE: true, ...config };
   const ctx: AppContext = {
     ...base,
-    config: { ...base.config, OPERATOR_ADMIN_EMAILS: operatorAdminEmail, SESSION_COOKIE_SECURE: true, ...config },
+    config: merged,
+    mailer: createMailer(merged, base.sql, base.log),
     domainProbe: testDomainProbe,
   };
   return { ctx, app: createApp(ctx) };

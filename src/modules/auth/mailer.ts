@@ -1,6 +1,7 @@
 import nodemailer from "nodemailer";
 import type { Config } from "../../config.ts";
 import type { Sql } from "../../db/client.ts";
+import { problems } from "../../http/problem.ts";
 import type { Logger } from "../../log.ts";
 
 export interface Mail {
@@ -29,16 +30,22 @@ function developmentMailer(sql: Sql, log: Logger): Mailer {
   };
 }
 
-function smtpMailer(url: string, from: string): Mailer {
+/** Through the configured SMTP server; a server that refuses or cannot be reached is a 503, never a 500. */
+function smtpMailer(url: string, from: string, log: Logger): Mailer {
   const transport = nodemailer.createTransport(url);
   return {
     kind: "smtp",
     async send(mail) {
-      await transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text });
+      try {
+        await transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text });
+      } catch (error) {
+        log.error("mail could not be sent", { to: mail.to, subject: mail.subject, error: String(error) });
+        throw problems.unavailable("mail_unavailable", "the e-mail could not be sent; try again later");
+      }
     },
   };
 }
 
 export function createMailer(config: Pick<Config, "SMTP_URL" | "MAIL_FROM">, sql: Sql, log: Logger): Mailer {
-  return config.SMTP_URL ? smtpMailer(config.SMTP_URL, config.MAIL_FROM) : developmentMailer(sql, log);
+  return config.SMTP_URL ? smtpMailer(config.SMTP_URL, config.MAIL_FROM, log) : developmentMailer(sql, log);
 }
