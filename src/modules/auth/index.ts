@@ -5,12 +5,11 @@ import { clearedSessionCookie, sessionAuth, sessionCookie, sessionSecurity } fro
 import { consumeMagicLink, sendMagicLink } from "./magic-link.ts";
 import { MagicLinkRequest, MagicLinkVerify, OidcCallbackQuery, OidcProviderParams, SignedIn, WhoAmI } from "./model.ts";
 import { OidcSignIn } from "./oidc.ts";
-import type { IssuedSession } from "./sessions.ts";
-import { revokeSession } from "./sessions.ts";
+import { type IssuedSession, revokeSession } from "./sessions.ts";
 import type { User } from "./users.ts";
 
 /** The response of every successful sign-in: the session in the body and as an HttpOnly cookie. */
-export function signedIn(
+function signedIn(
   ctx: AppContext,
   set: { headers: Record<string, unknown> },
   result: { user: User; session: IssuedSession },
