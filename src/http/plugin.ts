@@ -33,6 +33,12 @@ function fromPostgres(error: postgres.PostgresError): ProblemError | undefined {
   switch (error.code) {
     case "23505":
       return problems.conflict("conflict", "a record with the same identity already exists");
+    case "22021":
+      return problems.invalid(
+        "text values cannot contain NUL (\\u0000) characters",
+        [{ path: "/", message: "a text value contains a NUL character" }],
+        "invalid_text",
+      );
     case "57014":
       return problems.unavailable("query_timeout", "the query took too long; narrow the time range or try again");
     case "57P01":

@@ -193,3 +193,18 @@ describe("operator admin endpoints", () => {
     expect(still.body.items[0].status).toBe("pending");
   });
 });
+
+describe("text with NUL characters", () => {
+  test("is 422, not a server error", async () => {
+    const user = await signIn();
+    const res = await callIdentity("POST", `${base}/platform-access-requests`, {
+      session: user.session,
+      body: { ...requestBody(), org_name: "a\u0000b" },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.code).toBe("invalid_text");
+    expect((await callIdentity("GET", `${base}/platform-access-requests`, { session: user.session })).body.total).toBe(
+      0,
+    );
+  });
+});
