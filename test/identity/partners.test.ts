@@ -31,7 +31,7 @@ describe("operator admin: trusted partners", () => {
       (await callIdentity("PUT", `${base}/admin/trusted-partners/${org.id}`, { session: admin.session })).body
         .enabled_at,
     ).toBe(res.body.enabled_at);
-    const listed = await callIdentity("GET", `${base}/admin/trusted-partners`, { session: admin.session });
+    const listed = await callIdentity("GET", `${base}/admin/trusted-partners?limit=100`, { session: admin.session });
     expect(listed.body.items.some((p: { org_id: string }) => p.org_id === org.id)).toBe(true);
     expect(
       (await callIdentity("DELETE", `${base}/admin/trusted-partners/${org.id}`, { session: admin.session })).status,

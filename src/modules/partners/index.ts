@@ -29,11 +29,19 @@ export const partnersModule = (ctx: AppContext) =>
   })
     .use(sessionAuth(ctx))
     .use(apiKeyAuth(ctx))
-    .get("/admin/trusted-partners", async () => ({ items: await listTrustedPartners(ctx.sql) }), {
-      session: "operator_admin",
-      response: t.Object({ items: t.Array(TrustedPartnerRecord) }),
-      detail: { summary: "Trusted partners (operator admin)", security: sessionSecurity },
-    })
+    .get(
+      "/admin/trusted-partners",
+      async ({ query }) => {
+        const page = pageOf(query);
+        return { ...(await listTrustedPartners(ctx.sql, page)), ...page };
+      },
+      {
+        session: "operator_admin",
+        query: t.Object(PageQuery),
+        response: Paged(TrustedPartnerRecord),
+        detail: { summary: "Trusted partners (operator admin)", security: sessionSecurity },
+      },
+    )
     .put(
       "/admin/trusted-partners/:org_id",
       ({ params, user }) =>

@@ -14,11 +14,16 @@ export interface TrustedPartner {
   enabled_at: Date;
 }
 
-export async function listTrustedPartners(sql: Queryable): Promise<TrustedPartner[]> {
-  return sql<TrustedPartner[]>`
+export async function listTrustedPartners(
+  sql: Queryable,
+  page: { limit: number; offset: number },
+): Promise<{ items: TrustedPartner[]; total: number }> {
+  const items = await sql<TrustedPartner[]>`
     SELECT p.org_id, o.name, p.enabled_by, p.enabled_at
     FROM trusted_partners p JOIN organizations o ON o.id = p.org_id
-    ORDER BY p.enabled_at, p.org_id LIMIT 1000`;
+    ORDER BY p.enabled_at, p.org_id LIMIT ${page.limit} OFFSET ${page.offset}`;
+  const [count] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM trusted_partners`;
+  return { items, total: count?.n ?? 0 };
 }
 
 export async function enableTrustedPartner(
