@@ -87,6 +87,9 @@ export const httpPlugin = (ctx: AppContext, allowedMethods: (path: string) => st
       let problem: ProblemError;
       if (error instanceof ProblemError) {
         problem = error;
+      } else if (code === "PARSE" && error.cause instanceof ProblemError) {
+        // Elysia wraps whatever the JSON reader throws (415, 413, 400) in a ParseError.
+        problem = error.cause;
       } else if (error instanceof ValidationError) {
         const errors = fieldErrors(error);
         const where = error.type === "body" ? "request body" : `${error.type} parameters`;

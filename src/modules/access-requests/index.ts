@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { requireObjectBody } from "../../http/object-body.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
 import { auditActorOf, sessionAuth, sessionSecurity } from "../../http/session-auth.ts";
 import { AccessRequestBody, AccessRequestRecord, AccessRequestStatus, ReviewBody } from "./model.ts";
@@ -89,6 +90,7 @@ export const accessRequestsModule = (ctx: AppContext) =>
         session: "operator_admin",
         params: t.Object({ id: t.String({ format: "uuid" }) }),
         body: ReviewBody,
+        transform: requireObjectBody,
         response: AccessRequestRecord,
         detail: {
           summary: "Approve: creates the organisation and makes the requester its owner (409 if already reviewed)",
@@ -109,6 +111,7 @@ export const accessRequestsModule = (ctx: AppContext) =>
         session: "operator_admin",
         params: t.Object({ id: t.String({ format: "uuid" }) }),
         body: ReviewBody,
+        transform: requireObjectBody,
         response: AccessRequestRecord,
         detail: {
           summary: "Reject, with an optional reviewer note (409 if already reviewed)",

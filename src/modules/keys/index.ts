@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { requireObjectBody } from "../../http/object-body.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
 import { problems } from "../../http/problem.ts";
 import { sessionAuth, sessionOrKeySecurity } from "../../http/session-auth.ts";
@@ -56,6 +57,7 @@ export const keysModule = (ctx: AppContext) =>
         caller: true,
         query: t.Object(OrgIdQuery),
         body: CreateKey,
+        transform: requireObjectBody,
         response: { 201: CreatedKey },
         detail: {
           summary: "Mint an API key (owner/admin session, or a key with identity:write for its own organisation)",
