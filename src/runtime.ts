@@ -5,6 +5,16 @@ import { migrate } from "./db/migrate.ts";
 import type { Logger } from "./log.ts";
 import { KeyAuthenticator } from "./modules/keys/authenticator.ts";
 
+export function buildContext(config: Config, log: Logger, db: Pick<Database, "sql" | "kind">): AppContext {
+  return {
+    config,
+    log,
+    sql: db.sql,
+    databaseKind: db.kind,
+    keys: new KeyAuthenticator(db.sql, log, config.KEY_CACHE_TTL_SECONDS),
+  };
+}
+
 /** Opens the database, applies migrations and builds the context every module receives. */
 export async function startRuntime(
   config: Config,
@@ -18,12 +28,5 @@ export async function startRuntime(
     await db.close();
     throw error;
   }
-  const ctx: AppContext = {
-    config,
-    log,
-    sql: db.sql,
-    databaseKind: db.kind,
-    keys: new KeyAuthenticator(db.sql, log, config.KEY_CACHE_TTL_SECONDS),
-  };
-  return { ctx, db };
+  return { ctx: buildContext(config, log, db), db };
 }

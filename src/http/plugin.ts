@@ -67,8 +67,10 @@ export const httpPlugin = (ctx: AppContext, allowedMethods: (path: string) => st
       set.headers["x-request-id"] = id;
     })
     .onParse({ as: "global" }, ({ request }) => readJsonBody(request, ctx.config.MAX_BODY_BYTES))
-    .onError({ as: "global" }, ({ code, error, request, path }) => {
+    .onError({ as: "global" }, ({ code, error: thrown, request, path }) => {
       const requestId = requestIds.get(request);
+      // Elysia wraps whatever the body parser throws in a ParseError; the cause is ours.
+      const error = code === "PARSE" && thrown.cause instanceof ProblemError ? thrown.cause : thrown;
       let problem: ProblemError;
       if (error instanceof ProblemError) {
         problem = error;

@@ -1,4 +1,4 @@
-import type { Sql } from "../../db/client.ts";
+import type { Queryable } from "../../db/client.ts";
 import { normalizeDomain } from "./normalize.ts";
 
 export const verificationMethods = ["dns_txt", "https_file", "partner_attestation", "operator"] as const;
@@ -19,7 +19,7 @@ export class DomainConflictError extends Error {
 }
 
 /** Registers a domain on an organisation (idempotent for the same pair). */
-export async function registerDomain(sql: Sql, orgId: string, input: string): Promise<Domain> {
+export async function registerDomain(sql: Queryable, orgId: string, input: string): Promise<Domain> {
   const domain = normalizeDomain(input);
   const [row] = await sql<Domain[]>`
     INSERT INTO domains (org_id, domain) VALUES (${orgId}::uuid, ${domain})
@@ -33,7 +33,7 @@ export async function registerDomain(sql: Sql, orgId: string, input: string): Pr
  * verified; a second claim is a DomainConflictError.
  */
 export async function verifyDomain(
-  sql: Sql,
+  sql: Queryable,
   orgId: string,
   input: string,
   method: VerificationMethod,
@@ -50,6 +50,6 @@ export async function verifyDomain(
   return row;
 }
 
-export async function listDomains(sql: Sql, orgId: string): Promise<Domain[]> {
+export async function listDomains(sql: Queryable, orgId: string): Promise<Domain[]> {
   return sql<Domain[]>`SELECT * FROM domains WHERE org_id = ${orgId}::uuid ORDER BY domain`;
 }

@@ -1,4 +1,4 @@
-import type { Sql } from "../../db/client.ts";
+import type { Queryable } from "../../db/client.ts";
 import { findOrganization } from "../organizations/service.ts";
 import { mintRawKey } from "./key-format.ts";
 import { effectiveScopes, type Scope } from "./scopes.ts";
@@ -19,12 +19,12 @@ export class OrganizationNotFoundError extends Error {
   override name = "OrganizationNotFoundError";
 }
 
-const listed = (sql: Sql) =>
+const listed = (sql: Queryable) =>
   sql`id, org_id, display_prefix AS prefix, name, scopes, created_at, last_used_at, revoked_at`;
 
 /** Mints a key for an organisation; the raw key is returned here and never again. */
 export async function createApiKey(
-  sql: Sql,
+  sql: Queryable,
   input: { orgId: string; scopes?: readonly string[] | null; name?: string | null },
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   const scopes = effectiveScopes(input.scopes);
@@ -38,12 +38,12 @@ export async function createApiKey(
   return { key: minted.raw, record: record as ApiKeyRecord };
 }
 
-export async function listApiKeys(sql: Sql, orgId: string): Promise<ApiKeyRecord[]> {
+export async function listApiKeys(sql: Queryable, orgId: string): Promise<ApiKeyRecord[]> {
   return sql<ApiKeyRecord[]>`SELECT ${listed(sql)} FROM api_keys WHERE org_id = ${orgId}::uuid ORDER BY created_at, id`;
 }
 
 /** Revokes a key (idempotent: the first revocation time is kept). Undefined when no such key. */
-export async function revokeApiKey(sql: Sql, keyId: string, orgId?: string): Promise<ApiKeyRecord | undefined> {
+export async function revokeApiKey(sql: Queryable, keyId: string, orgId?: string): Promise<ApiKeyRecord | undefined> {
   const [record] = await sql<ApiKeyRecord[]>`
     UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
     WHERE id = ${keyId}::uuid ${orgId ? sql`AND org_id = ${orgId}::uuid` : sql``}

@@ -1,4 +1,4 @@
-import type { Sql } from "../../db/client.ts";
+import type { Queryable } from "../../db/client.ts";
 
 export const orgTypes = ["content_owner", "platform", "agent"] as const;
 export type OrgType = (typeof orgTypes)[number];
@@ -14,14 +14,17 @@ export function isOrgType(value: string): value is OrgType {
   return (orgTypes as readonly string[]).includes(value);
 }
 
-export async function createOrganization(sql: Sql, input: { name: string; orgType: OrgType }): Promise<Organization> {
+export async function createOrganization(
+  sql: Queryable,
+  input: { name: string; orgType: OrgType },
+): Promise<Organization> {
   const [org] = await sql<Organization[]>`
     INSERT INTO organizations (name, org_type) VALUES (${input.name}, ${input.orgType})
     RETURNING id, name, org_type, created_at`;
   return org as Organization;
 }
 
-export async function findOrganization(sql: Sql, id: string): Promise<Organization | undefined> {
+export async function findOrganization(sql: Queryable, id: string): Promise<Organization | undefined> {
   const [org] = await sql<Organization[]>`
     SELECT id, name, org_type, created_at FROM organizations WHERE id = ${id}::uuid`;
   return org;
