@@ -7,6 +7,18 @@ import { createMailer } from "./modules/auth/mailer.ts";
 import { systemDomainProbe } from "./modules/domains/probe.ts";
 import { KeyAuthenticator } from "./modules/keys/authenticator.ts";
 
+export function buildContext(config: Config, log: Logger, db: Pick<Database, "sql" | "kind">): AppContext {
+  return {
+    config,
+    log,
+    sql: db.sql,
+    databaseKind: db.kind,
+    keys: new KeyAuthenticator(db.sql, log, config.KEY_CACHE_TTL_SECONDS),
+    mailer: createMailer(config, db.sql, log),
+    domainProbe: systemDomainProbe,
+  };
+}
+
 /** Opens the database, applies migrations and builds the context every module receives. */
 export async function startRuntime(
   config: Config,
@@ -20,14 +32,5 @@ export async function startRuntime(
     await db.close();
     throw error;
   }
-  const ctx: AppContext = {
-    config,
-    log,
-    sql: db.sql,
-    databaseKind: db.kind,
-    keys: new KeyAuthenticator(db.sql, log, config.KEY_CACHE_TTL_SECONDS),
-    mailer: createMailer(config, db.sql, log),
-    domainProbe: systemDomainProbe,
-  };
-  return { ctx, db };
+  return { ctx: buildContext(config, log, db), db };
 }

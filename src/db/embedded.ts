@@ -17,7 +17,9 @@ export async function startEmbeddedEngine(dataDir: string | undefined): Promise<
   const db = await PGlite.create({ ...(dataDir ? { dataDir } : {}), extensions: { timescaledb } });
   await db.exec("CREATE EXTENSION IF NOT EXISTS timescaledb");
   // pglite-socket is typed against upstream PGlite; this build is API-compatible.
-  const server = new PGLiteSocketServer({ db: db as never, host: "127.0.0.1", port: 0 });
+  // The service holds one connection; a few more let the operator CLI, a benchmark's
+  // COPY or a test reach the same engine (it still runs one statement at a time).
+  const server = new PGLiteSocketServer({ db: db as never, host: "127.0.0.1", port: 0, maxConnections: 8 });
   await server.start();
   const [host = "127.0.0.1", port = "0"] = server.getServerConn().split(":");
   return {

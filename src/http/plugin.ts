@@ -82,14 +82,13 @@ export const httpPlugin = (ctx: AppContext, allowedMethods: (path: string) => st
     .onParse({ as: "global" }, ({ request }) =>
       hasNoBody(request) ? undefined : readJsonBody(request, ctx.config.MAX_BODY_BYTES),
     )
-    .onError({ as: "global" }, ({ code, error, request, path }) => {
+    .onError({ as: "global" }, ({ code, error: thrown, request, path }) => {
       const requestId = requestIds.get(request);
+      // Elysia wraps whatever the body parser throws in a ParseError; the cause is ours.
+      const error = code === "PARSE" && thrown.cause instanceof ProblemError ? thrown.cause : thrown;
       let problem: ProblemError;
       if (error instanceof ProblemError) {
         problem = error;
-      } else if (code === "PARSE" && error.cause instanceof ProblemError) {
-        // Elysia wraps whatever the JSON reader throws (415, 413, 400) in a ParseError.
-        problem = error.cause;
       } else if (error instanceof ValidationError) {
         const errors = fieldErrors(error);
         const where = error.type === "body" ? "request body" : `${error.type} parameters`;

@@ -25,6 +25,8 @@ interface KeyRow {
   verified_domains: string[];
 }
 
+const sweepThreshold = 10_000;
+
 /**
  * Resolves `X-API-Key` to a principal. Successful lookups are kept in memory for
  * `ttlSeconds`, so hot paths (ingest) cost no database round trip; that TTL is
@@ -70,12 +72,21 @@ export class KeyAuthenticator {
       scopes: new Set(row.scopes),
       verifiedDomains: row.verified_domains,
     };
-    if (this.ttlSeconds > 0) this.#cache.set(cacheKey, { principal, expires: Date.now() + this.ttlSeconds * 1000 });
+    if (this.ttlSeconds > 0) this.#remember(cacheKey, principal);
     // Recorded once per cache period, off the request path.
     this.sql`UPDATE api_keys SET last_used_at = now() WHERE id = ${row.id}`.catch((error: unknown) =>
       this.log.warn("could not record key use", { key_id: row.id, error: String(error) }),
     );
     return principal;
+  }
+
+  #remember(cacheKey: string, principal: Principal): void {
+    const now = Date.now();
+    // Entries of keys that stopped calling would otherwise stay forever; sweep them now and then.
+    if (this.#cache.size >= sweepThreshold) {
+      for (const [hash, entry] of this.#cache) if (entry.expires <= now) this.#cache.delete(hash);
+    }
+    this.#cache.set(cacheKey, { principal, expires: now + this.ttlSeconds * 1000 });
   }
 
   /** Drops cached principals of one key (after revocation) or of one organisation (after a domain change). */

@@ -1,0 +1,38 @@
+import type { Sql } from "../db/client.ts";
+
+export type OptionSpec = Record<string, { type: "string" | "boolean"; required?: boolean; description: string }>;
+export type OptionValues = Record<string, string | boolean | undefined>;
+
+/** A mistake in how the command was called: printed with usage, exit code 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/** One `bun run cli <words…>` command. `run` returns a JSON-able result; `describe` renders it for people. */
+export interface Command<Result = unknown> {
+  words: string[];
+  summary: string;
+  options: OptionSpec;
+  /** Commands that manage the schema themselves skip the automatic migration. */
+  migrates?: boolean;
+  run(sql: Sql, options: OptionValues): Promise<Result>;
+  describe(result: Result): string;
+}
+
+export function defineCommand<Result>(command: Command<Result>): Command {
+  return command as Command;
+}
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function requireUuid(options: OptionValues, name: string): string {
+  const value = options[name];
+  if (typeof value !== "string" || !uuid.test(value)) throw new UsageError(`--${name} must be a UUID`);
+  return value;
+}
+
+export function requireString(options: OptionValues, name: string): string {
+  const value = options[name];
+  if (typeof value !== "string" || value.trim() === "") throw new UsageError(`--${name} is required`);
+  return value;
+}

@@ -1,0 +1,74 @@
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig } from "../config.ts";
+import { openDatabase } from "../db/client.ts";
+import { migrate } from "../db/migrate.ts";
+import { createLogger } from "../log.ts";
+import { type Command, UsageError } from "./command.ts";
+import { identityCommands } from "./commands/identity.ts";
+import { mailCommands } from "./commands/mail.ts";
+
+const commands: Command[] = [...identityCommands, ...mailCommands];
+
+function usage(): string {
+  const lines = commands.map((c) => {
+    const opts = Object.entries(c.options)
+      .map(([name, spec]) => {
+        const flag = spec.type === "string" ? `--${name} <${name}>` : `--${name}`;
+        return spec.required ? flag : `[${flag}]`;
+      })
+      .join(" ");
+    return `  ${c.words.join(" ")} ${opts}\n      ${c.summary}`;
+  });
+  return `usage: bun run cli <command> [options] [--json]\n\ncommands:\n${lines.join("\n")}`;
+}
+
+function findCommand(argv: string[]): { command: Command; rest: string[] } {
+  const command = commands
+    .filter((c) => c.words.every((word, i) => argv[i] === word))
+    .sort((a, b) => b.words.length - a.words.length)[0];
+  if (!command) throw new UsageError(argv.length ? `unknown command: ${argv.join(" ")}` : "no command given");
+  return { command, rest: argv.slice(command.words.length) };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const json = argv.includes("--json");
+  const args = argv.filter((a) => a !== "--json");
+  if (args.length === 0 || args[0] === "help" || args.includes("--help")) {
+    console.log(usage());
+    return 0;
+  }
+  let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
+  try {
+    const { command, rest } = findCommand(args);
+    const parsed = parseArgs({
+      args: rest,
+      options: Object.fromEntries(Object.entries(command.options).map(([name, spec]) => [name, { type: spec.type }])),
+      strict: true,
+      allowPositionals: false,
+    }).values as Record<string, string | boolean | undefined>;
+    for (const [name, spec] of Object.entries(command.options)) {
+      if (spec.required && parsed[name] === undefined) throw new UsageError(`--${name} is required`);
+    }
+    const config = loadConfig();
+    const log = createLogger("warn", { service: "cli" });
+    db = await openDatabase(config, log, { shareRunning: true });
+    if (!command.migrates) await migrate(db.sql, log);
+    const result = await command.run(db.sql, parsed);
+    console.log(json ? JSON.stringify(result, null, 2) : command.describe(result));
+    return 0;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const isUsage =
+      error instanceof UsageError ||
+      error instanceof ConfigError ||
+      (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS"));
+    if (json) console.log(JSON.stringify({ error: message }));
+    console.error(`error: ${message}`);
+    if (error instanceof UsageError || (error instanceof TypeError && isUsage)) console.error(`\n${usage()}`);
+    return isUsage ? 2 : 1;
+  } finally {
+    await db?.close();
+  }
+}
+
+process.exit(await main(process.argv.slice(2)));

@@ -1,0 +1,99 @@
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { testRuntime } from "../support/runtime.ts";
+
+const cliPath = join(import.meta.dir, "../../src/cli/index.ts");
+
+/** Runs the operator CLI as a real process against the test database. */
+async function cli(...args: string[]) {
+  const { db } = await testRuntime();
+  const proc = Bun.spawn([process.execPath, cliPath, ...args], {
+    env: { ...process.env, DATABASE_URL: db.url },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, exitCode] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { stdout, stderr, exitCode };
+}
+
+const jsonOf = (out: { stdout: string }) => JSON.parse(out.stdout);
+
+describe("operator CLI", () => {
+  test("round trip: org, domain, verification, keys, revocation", async () => {
+    const domain = `cli-${crypto.randomUUID().slice(0, 8)}.example.net`;
+    const created = await cli(
+      "org",
+      "create",
+      "--name",
+      "CLI Owner",
+      "--type",
+      "content_owner",
+      "--domain",
+      domain,
+      "--json",
+    );
+    expect(created.exitCode).toBe(0);
+    const org = jsonOf(created);
+    expect(org).toMatchObject({ name: "CLI Owner", org_type: "content_owner", domain });
+
+    const verified = jsonOf(await cli("domain", "verify", "--org", org.id, "--domain", domain.toUpperCase(), "--json"));
+    expect(verified).toMatchObject({ domain, state: "verified", verification_method: "operator" });
+
+    const key = jsonOf(await cli("key", "create", "--org", org.id, "--scopes", "telemetry:read", "--json"));
+    expect(key.key).toStartWith("svc_pub_");
+    expect(key.scopes).toEqual(["telemetry:read"]);
+    const bare = jsonOf(await cli("key", "create", "--org", org.id, "--no-scopes", "--json"));
+    expect(bare.scopes).toEqual([]);
+
+    const { ctx } = await testRuntime();
+    expect((await ctx.keys.authenticate(key.key)).verifiedDomains).toEqual([domain]);
+
+    const revoked = jsonOf(await cli("key", "revoke", "--id", key.id, "--json"));
+    expect(revoked.revoked_at).not.toBeNull();
+    const listed = jsonOf(await cli("key", "list", "--org", org.id, "--json"));
+    expect(listed.map((k: { id: string }) => k.id).sort()).toEqual([key.id, bare.id].sort());
+    expect(JSON.stringify(listed)).not.toContain(key.key);
+    expect(listed.find((k: { id: string }) => k.id === key.id).revoked_at).not.toBeNull();
+
+    const human = await cli("key", "list", "--org", org.id);
+    expect(human.stdout).toContain(key.prefix);
+  }, 30_000);
+
+  test("domain add --verified and a second verified claim", async () => {
+    const domain = `cli-${crypto.randomUUID().slice(0, 8)}.example.net`;
+    const first = jsonOf(await cli("org", "create", "--name", "A", "--type", "content_owner", "--json"));
+    const second = jsonOf(await cli("org", "create", "--name", "B", "--type", "content_owner", "--json"));
+    expect(
+      jsonOf(await cli("domain", "add", "--org", first.id, "--domain", domain, "--verified", "--json")).state,
+    ).toBe("verified");
+    await cli("domain", "add", "--org", second.id, "--domain", domain);
+    const clash = await cli("domain", "verify", "--org", second.id, "--domain", domain);
+    expect(clash.exitCode).toBe(1);
+    expect(clash.stderr).toContain("already verified by another organisation");
+  }, 30_000);
+
+  test.each([
+    [["org", "create", "--name", "X", "--type", "bogus"], "--type must be one of"],
+    [["org", "create", "--type", "platform"], "--name is required"],
+    [["key", "list", "--org", "not-a-uuid"], "--org must be a UUID"],
+    [["key", "create", "--org", crypto.randomUUID(), "--scopes", "telemetry:read,root"], "unknown scope: root"],
+    [["key", "revoke", "--id", crypto.randomUUID()], "no key with id"],
+    [["domain", "add", "--org", crypto.randomUUID(), "--domain", "127.0.0.1"], "IP addresses"],
+    [["frobnicate"], "unknown command"],
+    [["key", "list", "--org", crypto.randomUUID(), "--colour"], "Unknown option"],
+  ])("bad input %p fails with a clear message and exit code 2", async (args, message) => {
+    const out = await cli(...(args as string[]));
+    expect(out.exitCode).toBe(2);
+    expect(out.stderr).toContain(message as string);
+  });
+
+  test("--json errors are machine-readable too", async () => {
+    const out = await cli("key", "list", "--org", "nope", "--json");
+    expect(out.exitCode).toBe(2);
+    expect(jsonOf(out)).toEqual({ error: "--org must be a UUID" });
+  });
+});

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { cp, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Database, openDatabase } from "../../src/db/client.ts";
+import { defaultMigrationsDir, MigrationError, migrate } from "../../src/db/migrate.ts";
+import { createLogger } from "../../src/log.ts";
+
+const log = createLogger("error");
+
+// A database of its own: these tests apply and break migrations on purpose.
+let db: Database;
+beforeAll(async () => {
+  db = await openDatabase({ DATA_DIR: "unused", DATABASE_POOL_SIZE: 2, DATABASE_URL: undefined }, log, {
+    inMemory: true,
+  });
+});
+afterAll(() => db.close());
+
+describe("migrations", () => {
+  test("apply every file once, then nothing on the second run", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "migrations-"));
+    await cp(defaultMigrationsDir, dir, { recursive: true });
+    const first = await migrate(db.sql, log, dir);
+    expect(first.length).toBeGreaterThanOrEqual(2);
+    expect(first).toEqual([...first].sort());
+    expect(await migrate(db.sql, log, dir)).toEqual([]);
+    const recorded = await db.sql<{ name: string }[]>`SELECT name FROM schema_migrations ORDER BY name`;
+    expect(recorded.map((r) => r.name)).toEqual(first);
+    const [hypertable] =
+      await db.sql`SELECT hypertable_name FROM timescaledb_information.hypertables WHERE hypertable_name = 'events'`;
+    expect(hypertable).toBeDefined();
+  });
+
+  test("an edited applied migration is refused and nothing after it runs", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "migrations-"));
+    await cp(defaultMigrationsDir, dir, { recursive: true });
+    await migrate(db.sql, log, dir);
+    await writeFile(join(dir, "001_identity_core.sql"), "-- edited\nSELECT 1;\n");
+    await writeFile(join(dir, "999_after_edit.sql"), "CREATE TABLE should_not_exist (id int);\n");
+    const attempt = migrate(db.sql, log, dir);
+    expect(attempt).rejects.toBeInstanceOf(MigrationError);
+    await attempt.catch((error: Error) => expect(error.message).toContain("001_identity_core.sql was changed"));
+    const [table] = await db.sql`SELECT to_regclass('should_not_exist') AS t`;
+    expect(table?.t).toBeNull();
+  });
+
+  test("a failing migration rolls back whole and is not recorded", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "migrations-"));
+    await cp(defaultMigrationsDir, dir, { recursive: true });
+    await writeFile(join(dir, "998_broken.sql"), "CREATE TABLE half_done (id int);\nSELECT no_such_function();\n");
+    expect(migrate(db.sql, log, dir)).rejects.toThrow("998_broken.sql failed");
+    await migrate(db.sql, log, dir).catch(() => {});
+    const [table] = await db.sql`SELECT to_regclass('half_done') AS t`;
+    expect(table?.t).toBeNull();
+    const [row] = await db.sql`SELECT count(*)::int AS n FROM schema_migrations WHERE name = '998_broken.sql'`;
+    expect(row?.n).toBe(0);
+  });
+});
