@@ -128,3 +128,33 @@ describe("GET /audit", () => {
     expect(none.body.code).toBe("organization_required");
   });
 });
+
+describe("GET /organizations/:id", () => {
+  test("shows the organisation and its domains to members and its own identity:read keys", async () => {
+    const owner = await signIn();
+    const domain = uniqueDomain();
+    const created = await callIdentity("POST", path, {
+      session: owner.session,
+      body: { name: "Detail Co", org_type: "content_owner", domain },
+    });
+    const id = created.body.id;
+    const res = await callIdentity("GET", `${path}/${id}`, { session: owner.session });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id, name: "Detail Co", org_type: "content_owner", role: "owner" });
+    expect(res.body.domains).toEqual([expect.objectContaining({ domain, state: "registered" })]);
+
+    const org = await createTestOrg();
+    const byKey = await callIdentity("GET", `${path}/${org.id}`, { key: org.key });
+    expect(byKey.status).toBe(200);
+    expect(byKey.body).toMatchObject({ id: org.id, role: null });
+    expect(byKey.body.domains[0]).toMatchObject({ domain: org.domain, state: "verified", verification: null });
+
+    expect((await callIdentity("GET", `${path}/${id}`, { key: org.key })).status).toBe(403);
+    expect(
+      (await callIdentity("GET", `${path}/${org.id}`, { key: await org.keyWith(["telemetry:read"]) })).status,
+    ).toBe(403);
+    expect((await callIdentity("GET", `${path}/${id}`, { session: (await signIn()).session })).status).toBe(403);
+    expect((await callIdentity("GET", `${path}/${id}`)).status).toBe(401);
+    expect((await callIdentity("GET", `${path}/not-a-uuid`, { session: owner.session })).status).toBe(422);
+  });
+});

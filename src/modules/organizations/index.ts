@@ -2,11 +2,14 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
 import { problems } from "../../http/problem.ts";
-import { auditActorOf, sessionAuth, sessionSecurity } from "../../http/session-auth.ts";
+import { auditActorOf, sessionAuth, sessionOrKeySecurity, sessionSecurity } from "../../http/session-auth.ts";
 import { withDomainInput } from "../domains/input.ts";
-import { CreatedOrganization, CreateOrganization, OrganizationRecord } from "./model.ts";
+import { listDomains } from "../domains/service.ts";
+import { domainOnWire } from "../domains/wire.ts";
+import { resolveOrgAccess } from "./access.ts";
+import { CreatedOrganization, CreateOrganization, OrganizationDetail, OrganizationRecord } from "./model.ts";
 import { createContentOwner } from "./self-serve.ts";
-import { listUserOrganizations } from "./service.ts";
+import { findOrganization, listUserOrganizations } from "./service.ts";
 
 const accessRequestEndpoints = {
   platform: "/api/v1/identity/platform-access-requests",
@@ -75,5 +78,26 @@ export const organizationsModule = (ctx: AppContext) =>
         query: t.Object(PageQuery),
         response: Paged(OrganizationRecord),
         detail: { summary: "The caller's organisations, with the caller's role", security: sessionSecurity },
+      },
+    )
+    .get(
+      "/organizations/:id",
+      async ({ caller, params }) => {
+        const access = await resolveOrgAccess(ctx.sql, caller, params.id, "read");
+        const org = await findOrganization(ctx.sql, access.orgId);
+        if (!org) throw problems.notFound("organization_not_found", "no such organisation");
+        const domains = (await listDomains(ctx.sql, org.id, { limit: 100, offset: 0 })).map(domainOnWire);
+        return { ...org, role: access.role ?? null, domains };
+      },
+      {
+        caller: true,
+        params: t.Object({ id: t.String({ format: "uuid" }) }),
+        response: OrganizationDetail,
+        detail: {
+          summary: "One organisation with its domains (member session, or identity:read key of that organisation)",
+          description:
+            "`role` is the signed-in caller's role, null for API keys; at most 100 domains (see GET /domains).",
+          security: sessionOrKeySecurity,
+        },
       },
     );

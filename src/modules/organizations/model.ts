@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { DomainRecord } from "../domains/model.ts";
 
 /** Which organisation a session acts on; keys act on their own and may leave it out. */
 export const OrgIdQuery = {
@@ -32,4 +33,13 @@ export const OrganizationRecord = t.Object({
 export const CreatedOrganization = t.Object({
   ...OrganizationRecord.properties,
   domains: t.Array(t.Object({ domain: t.String(), state: t.Union([t.Literal("registered"), t.Literal("verified")]) })),
+});
+
+export const OrganizationDetail = t.Object({
+  id: t.String({ format: "uuid" }),
+  name: t.String(),
+  org_type: OrgType,
+  created_at: t.Date(),
+  role: t.Nullable(Role),
+  domains: t.Array(DomainRecord),
 });
