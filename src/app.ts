@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "./context.ts";
-import { openapiPlugin } from "./http/openapi.ts";
+import { openapiPlugin, type RouteWithBody } from "./http/openapi.ts";
 import { httpPlugin } from "./http/plugin.ts";
 import { routeMethodIndex } from "./http/routes.ts";
 import { accessRequestsModule } from "./modules/access-requests/index.ts";
@@ -18,9 +18,10 @@ import { settingsModule } from "./modules/settings/index.ts";
 /** The whole HTTP surface; `main.ts` serves it, tests call `app.handle()` on it. */
 export function createApp(ctx: AppContext) {
   let allowedMethods: (path: string) => string[] = () => [];
+  let routes: () => readonly RouteWithBody[] = () => [];
   const app = new Elysia()
     .use(httpPlugin(ctx, (path) => allowedMethods(path)))
-    .use(openapiPlugin())
+    .use(openapiPlugin(() => routes()))
     .use(healthModule(ctx))
     .use(authModule(ctx))
     .use(auditModule(ctx))
@@ -33,6 +34,7 @@ export function createApp(ctx: AppContext) {
     .use(settingsModule(ctx))
     .use(resolveModule(ctx));
   allowedMethods = routeMethodIndex(app.routes);
+  routes = () => app.routes;
   return app;
 }
 

@@ -158,3 +158,15 @@ describe("GET /organizations/:id", () => {
     expect((await callIdentity("GET", `${path}/not-a-uuid`, { session: owner.session })).status).toBe(422);
   });
 });
+
+describe("OpenAPI", () => {
+  test("documents identity request bodies as JSON with their schemas", async () => {
+    const doc = await callIdentity("GET", "/openapi/json");
+    const body = doc.body.paths["/api/v1/identity/organizations"].post.requestBody;
+    expect(Object.keys(body.content)).toEqual(["application/json"]);
+    expect(body.content["application/json"].schema.properties.org_type).toBeDefined();
+    const verify = doc.body.paths["/api/v1/identity/domains/{domain}/verify"].post;
+    expect(verify.requestBody.content["application/json"].schema.required).toEqual(["method"]);
+    expect(doc.body.paths["/resolve"].get).toBeDefined();
+  });
+});
