@@ -114,6 +114,16 @@ describe("GET /keys with keys", () => {
     expect(res.status).toBe(200);
     const self = res.body.items.find((k: { prefix: string }) => reader.startsWith(k.prefix));
     expect(self).toBeDefined();
+    // Use is recorded off the request path; wait for it rather than for a fixed time.
+    let lastUsed: string | null = null;
+    for (let attempt = 0; attempt < 50 && lastUsed === null; attempt++) {
+      const again = await callIdentity("GET", path, { key: reader });
+      lastUsed = again.body.items.find((k: { id: string }) => k.id === self.id).last_used_at;
+      if (lastUsed === null) await Bun.sleep(20);
+    }
+    expect(lastUsed).not.toBeNull();
+    const never = res.body.items.find((k: { id: string; last_used_at: string | null }) => k.id !== self.id);
+    expect(never.last_used_at).toBeNull();
     const noRead = await org.keyWith(["telemetry:read", "identity:write"]);
     expect((await callIdentity("GET", path, { key: noRead })).status).toBe(403);
     expect((await callIdentity("GET", `${path}?org_id=${crypto.randomUUID()}`, { key: reader })).status).toBe(403);
