@@ -1,5 +1,6 @@
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
+import { sessionCookieName } from "./session-auth.ts";
 
 export interface RouteWithBody {
   method: string;
@@ -51,6 +52,7 @@ export const openapiPlugin = (routes: () => readonly RouteWithBody[]) =>
             securitySchemes: {
               apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
               session: { type: "http", scheme: "bearer" },
+              sessionCookie: { type: "apiKey", in: "cookie", name: sessionCookieName },
             },
           },
         },

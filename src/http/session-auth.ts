@@ -82,5 +82,5 @@ export const sessionAuth = (ctx: AppContext) => {
 };
 
 /** OpenAPI security requirements of session-only routes and of routes taking either credential. */
-export const sessionSecurity: { [scheme: string]: string[] }[] = [{ session: [] }];
-export const sessionOrKeySecurity: { [scheme: string]: string[] }[] = [{ session: [] }, { apiKey: [] }];
+export const sessionSecurity: { [scheme: string]: string[] }[] = [{ session: [] }, { sessionCookie: [] }];
+export const sessionOrKeySecurity: { [scheme: string]: string[] }[] = [...sessionSecurity, { apiKey: [] }];
