@@ -70,8 +70,12 @@ export const httpPlugin = (ctx: AppContext, allowedMethods: (path: string) => st
     .onError({ as: "global" }, ({ code, error, request, path }) => {
       const requestId = requestIds.get(request);
       let problem: ProblemError;
+      // Elysia wraps whatever the body parser throws in a ParseError; the JSON reader's own problem (413, 415, 400) is its cause.
+      const parseCause = code === "PARSE" && error instanceof Error ? error.cause : undefined;
       if (error instanceof ProblemError) {
         problem = error;
+      } else if (parseCause instanceof ProblemError) {
+        problem = parseCause;
       } else if (error instanceof ValidationError) {
         const errors = fieldErrors(error);
         const where = error.type === "body" ? "request body" : `${error.type} parameters`;
