@@ -23,6 +23,8 @@ export const clickTokensModule = (ctx: AppContext) =>
     },
     {
       apiKey: "telemetry:write",
+      // Labels the body as JSON for OpenAPI; the global strict JSON reader still parses it.
+      parse: "json",
       body: ClickTokenRequest,
       response: ClickToken,
       detail: {

@@ -49,6 +49,8 @@ export const ingestModule = (ctx: AppContext) =>
       },
       {
         apiKey: "telemetry:write",
+        // Labels the body as JSON for OpenAPI; the global strict JSON reader still parses it.
+        parse: "json",
         body: SessionStartRequest,
         response: SessionStartResponse,
         detail: {
@@ -89,6 +91,7 @@ export const ingestModule = (ctx: AppContext) =>
       },
       {
         apiKey: "telemetry:write",
+        parse: "json",
         body: SessionEndRequest,
         response: SessionEndResponse,
         detail: {
