@@ -76,4 +76,18 @@ describe("session ownership across organisations", () => {
     // The event takes the session's agent when the envelope names none.
     expect((await storedEvents(owner.id))[0]?.agent_id).toBe("agent-5");
   });
+
+  test("concurrent first batches for one new session: the same organisation's all land, another's is refused", async () => {
+    const [owner, other] = [await createTestOrg({ type: "agent" }), await createTestOrg({ type: "agent" })];
+    const sessionId = crypto.randomUUID();
+    const send = (key: string) =>
+      call("POST", "/events", { key, body: batch([validEvents.retrieved(domain)], { session_id: sessionId }) });
+    const results = await Promise.all([send(owner.key), send(owner.key), send(other.key), send(owner.key)]);
+    const winner = (await storedSession(sessionId))?.org_id;
+    const statuses = results.map((r) => r.status);
+    if (winner === owner.id) expect(statuses).toEqual([200, 200, 422, 200]);
+    else expect(statuses).toEqual([422, 422, 200, 422]);
+    const stored = [...(await storedEvents(owner.id)), ...(await storedEvents(other.id))];
+    expect(stored.every((e) => e.org_id === winner)).toBe(true);
+  });
 });

@@ -55,7 +55,11 @@ const json = (value: Record<string, unknown> | null) => (value ? JSON.stringify(
  * the number of events actually inserted.
  */
 export async function writeIngest(sql: Sql, plan: WritePlan): Promise<number> {
-  const { orgId, header, implicitSessions: implicit, events } = plan;
+  const { orgId, header } = plan;
+  // Rows are taken in id order so that concurrent requests naming the same sessions
+  // or retrying the same events wait on each other in one order and never deadlock.
+  const implicit = [...plan.implicitSessions].sort((a, b) => (a.id < b.id ? -1 : 1));
+  const events = [...plan.events].sort((a, b) => (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
   const headerClaim = header ? sql`header_claim AS (${claimHeaderSession(sql, orgId, header)}),` : sql``;
   const expected = implicit.length + (header ? 1 : 0);
   try {
