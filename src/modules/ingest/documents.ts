@@ -10,6 +10,7 @@ import {
   type PrivacyLevel,
   SessionBulkRequest,
   SessionDocument,
+  type SessionStartRequest,
   SingleEventDocument,
 } from "./model.ts";
 import { manifestRefProblem, parseTimestamp } from "./values.ts";
@@ -111,25 +112,36 @@ export function readDocument(body: unknown, format: "events" | "bulk", nowMs: nu
     manifestRef: raw.manifest_ref,
     parentSessionId: raw.parent_session_id,
   };
-  const session: SessionHeader | null =
+  const session =
     explicitSession && sessionId
-      ? {
-          id: sessionId,
-          initiatorType: raw.initiator_type ?? null,
-          agentId: raw.agent_id ?? null,
-          manifestRef: raw.manifest_ref ?? null,
-          contentScope: raw.content_scope ?? null,
-          externalSessionId: raw.external_session_id ?? null,
-          priorSessionIds: raw.prior_session_ids ?? null,
-          privacyLevel: raw.privacy_level ?? null,
-          parentSessionId: raw.parent_session_id ?? null,
+      ? sessionHeader(sessionId, raw, {
           startedAt: envelopeRules.startedAt ?? null,
           endedAt: envelopeRules.endedAt ?? null,
           outcome: raw.outcome ?? null,
-        }
+        })
       : null;
   const events = kind === "event" ? [raw.event as EventInput] : (raw.events as EventInput[]);
   return { document: { envelope, events, eventPath, session }, errors, invalidEvents };
+}
+
+/** A session described by its start fields (POST /sessions/start, session documents, bulk uploads). */
+export function sessionHeader(
+  id: string,
+  fields: Static<typeof SessionStartRequest>,
+  extra: Pick<SessionHeader, "startedAt" | "endedAt" | "outcome"> = { startedAt: null, endedAt: null, outcome: null },
+): SessionHeader {
+  return {
+    id,
+    initiatorType: fields.initiator_type ?? null,
+    agentId: fields.agent_id ?? null,
+    manifestRef: fields.manifest_ref ?? null,
+    contentScope: fields.content_scope ?? null,
+    externalSessionId: fields.external_session_id ?? null,
+    priorSessionIds: fields.prior_session_ids ?? null,
+    privacyLevel: fields.privacy_level ?? null,
+    parentSessionId: fields.parent_session_id ?? null,
+    ...extra,
+  };
 }
 
 function documentKind(documentType: unknown): Kind | undefined {

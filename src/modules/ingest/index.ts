@@ -2,7 +2,7 @@ import { Elysia, type TSchema } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { apiKeyAuth } from "../../http/auth.ts";
 import { problems } from "../../http/problem.ts";
-import { outcomeValueProblem } from "./documents.ts";
+import { outcomeValueProblem, sessionHeader } from "./documents.ts";
 import { ingestLimits } from "./limits.ts";
 import {
   EventsRequest,
@@ -15,7 +15,7 @@ import {
   SessionStartResponse,
 } from "./model.ts";
 import { ingestDocument } from "./pipeline.ts";
-import { endSession, startSession } from "./service.ts";
+import { endSession, writeIngest } from "./service.ts";
 import { manifestRefProblem } from "./values.ts";
 
 const limitsText = `Limits: at most ${ingestLimits.maxEventsPerBatch} events per request; the body at most MAX_BODY_BYTES (default 5 MiB, 413 past it); URLs at most ${ingestLimits.maxUrlLength} characters, identifiers ${ingestLimits.maxIdLength}, an event's data ${ingestLimits.maxDataBytes} bytes, nesting ${ingestLimits.maxJsonDepth} levels; timestamps at most ${ingestLimits.maxFutureSkewMs / 60_000} minutes in the future.`;
@@ -35,16 +35,9 @@ export const ingestModule = (ctx: AppContext) =>
       async ({ body, principal }) => {
         const problem = body.manifest_ref === undefined ? undefined : manifestRefProblem(body.manifest_ref);
         if (problem) throw problems.invalid(`manifest_ref ${problem}`, [{ path: "/manifest_ref", message: problem }]);
-        const sessionId = await startSession(ctx.sql, principal.orgId, {
-          initiatorType: body.initiator_type,
-          agentId: body.agent_id,
-          manifestRef: body.manifest_ref,
-          contentScope: body.content_scope,
-          externalSessionId: body.external_session_id,
-          priorSessionIds: body.prior_session_ids,
-          privacyLevel: body.privacy_level,
-          parentSessionId: body.parent_session_id,
-        });
+        const sessionId = crypto.randomUUID();
+        const header = sessionHeader(sessionId, body);
+        await writeIngest(ctx.sql, { orgId: principal.orgId, header, implicitSessions: [], events: [] });
         return { session_id: sessionId };
       },
       {

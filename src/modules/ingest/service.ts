@@ -1,7 +1,7 @@
 import postgres from "postgres";
 import type { Sql } from "../../db/client.ts";
 import type { SessionHeader } from "./documents.ts";
-import type { OutcomeValue, PrivacyLevel } from "./model.ts";
+import type { OutcomeValue } from "./model.ts";
 
 /** One event as inserted: columns of `events` (org_id is the reporting organisation). */
 export interface EventRow {
@@ -163,32 +163,6 @@ export async function foreignSessionIds(sql: Sql, orgId: string, ids: string[]):
   const rows = await sql<{ id: string }[]>`
     SELECT id FROM sessions WHERE id = ANY(${ids}::uuid[]) AND org_id <> ${orgId}::uuid`;
   return new Set(rows.map((row) => row.id));
-}
-
-export interface SessionStart {
-  initiatorType?: "user" | "agent" | undefined;
-  agentId?: string | undefined;
-  manifestRef?: string | undefined;
-  contentScope?: string | undefined;
-  externalSessionId?: string | undefined;
-  priorSessionIds?: string[] | undefined;
-  privacyLevel?: PrivacyLevel | undefined;
-  parentSessionId?: string | undefined;
-}
-
-/** Starts a session owned by `orgId`; its id is generated here. */
-export async function startSession(sql: Sql, orgId: string, start: SessionStart): Promise<string> {
-  const id = crypto.randomUUID();
-  await sql`
-    INSERT INTO sessions (
-      id, org_id, initiator_type, agent_id, manifest_ref, content_scope, external_session_id,
-      prior_session_ids, privacy_level, parent_session_id
-    ) VALUES (
-      ${id}::uuid, ${orgId}::uuid, ${start.initiatorType ?? "user"}, ${start.agentId ?? null}, ${start.manifestRef ?? null},
-      ${start.contentScope ?? null}, ${start.externalSessionId ?? null}, ${start.priorSessionIds ?? []}::uuid[],
-      ${start.privacyLevel ?? "minimal"}, ${start.parentSessionId ?? null}::uuid
-    )`;
-  return id;
 }
 
 /**
