@@ -1,5 +1,5 @@
-import type { FieldError } from "../../http/problem.ts";
-import { problems } from "../../http/problem.ts";
+import type { Sql } from "../../db/client.ts";
+import { type FieldError, problems } from "../../http/problem.ts";
 import { resolveClickTokens } from "../click-tokens/service.ts";
 import { isWithinDomain } from "../domains/normalize.ts";
 import type { Principal } from "../keys/authenticator.ts";
@@ -24,11 +24,15 @@ class Refusal {
     if (index !== undefined && errors.length > 0) this.events.add(index);
   }
 
-  throwIfAny(eventCount: number): void {
+  /** `eventCount` undefined: the document itself failed, whatever its events did. */
+  throwIfAny(eventCount?: number): void {
     if (this.errors.length === 0) return;
     const invalid = [...this.events].sort((a, b) => a - b);
+    // Document-level failures first, then event by event (stable within an event).
+    const eventOf = (error: FieldError) => Number(/^\/events?\/(\d+)/.exec(error.path)?.[1] ?? -1);
+    this.errors.sort((a, b) => eventOf(a) - eventOf(b));
     const detail =
-      invalid.length > 0
+      eventCount !== undefined && invalid.length > 0
         ? `${invalid.length} of ${eventCount} events are invalid; nothing was stored`
         : "the document is invalid; nothing was stored";
     throw problems.invalid(detail, this.errors, "validation_failed", { invalid_events: invalid });
@@ -41,7 +45,7 @@ class Refusal {
  * tokens are present, then one statement for sessions and events together.
  */
 export async function ingestDocument(
-  sql: Parameters<typeof writeIngest>[0],
+  sql: Sql,
   principal: Principal,
   body: unknown,
   format: "events" | "bulk",
@@ -49,13 +53,10 @@ export async function ingestDocument(
   const nowMs = Date.now();
   const refusal = new Refusal();
   const read = readDocument(body, format, nowMs);
-  if (!read.document) {
-    refusal.add(read.errors);
-    refusal.throwIfAny(0);
-  }
-  const document = read.document as IngestDocument;
   for (const index of read.invalidEvents) refusal.events.add(index);
   refusal.add(read.errors);
+  if (!read.document) refusal.throwIfAny();
+  const document = read.document as IngestDocument;
   if (principal.orgType === "content_owner") enforceOwnerDomains(document, principal);
 
   const scope = {
@@ -113,11 +114,7 @@ function enforceOwnerDomains(document: IngestDocument, principal: Principal): vo
 }
 
 /** Resolves click tokens (one query) and turns checked events into rows; token failures join the refusal. */
-async function resolveSessions(
-  sql: Parameters<typeof writeIngest>[0],
-  checked: CheckedEvent[],
-  refusal: Refusal,
-): Promise<EventRow[]> {
+async function resolveSessions(sql: Sql, checked: CheckedEvent[], refusal: Refusal): Promise<EventRow[]> {
   const tokens = [...new Set(checked.flatMap((event) => (event.ctxToken ? [event.ctxToken] : [])))];
   const sessions = tokens.length > 0 ? await resolveClickTokens(sql, tokens) : new Map();
   const rows: EventRow[] = [];
@@ -194,7 +191,7 @@ function earliest(events: CheckedEvent[]): Date | null {
 
 /** Names each event (or the document) whose session belongs to another organisation, and refuses with 422. */
 async function refuseForeignSessions(
-  sql: Parameters<typeof writeIngest>[0],
+  sql: Sql,
   orgId: string,
   document: IngestDocument,
   checked: CheckedEvent[],
