@@ -3,7 +3,8 @@ import { sha256 } from "../../src/modules/keys/key-format.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
-import { batch, storedEvents, validEvents } from "../support/telemetry.ts";
+import { batch, validEvents } from "../support/telemetry-events.ts";
+import { storedEvents } from "../support/telemetry-store.ts";
 
 const contentUrl = "https://shop.example.net/product/42";
 

@@ -3,7 +3,8 @@ import { runEventCompression } from "../../src/jobs/compress-events.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
-import { ago, batch, storedEvents, validEvents } from "../support/telemetry.ts";
+import { ago, batch, validEvents } from "../support/telemetry-events.ts";
+import { storedEvents } from "../support/telemetry-store.ts";
 
 test("old chunks are compressed by the policy and retries into them stay idempotent", async () => {
   const { ctx } = await testRuntime();

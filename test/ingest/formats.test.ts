@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
-import { ago, batch, sessionCount, storedEvents, storedSession, validEvents } from "../support/telemetry.ts";
+import { ago, batch, validEvents } from "../support/telemetry-events.ts";
+import { sessionCount, storedEvents, storedSession } from "../support/telemetry-store.ts";
 
 const domain = "publisher.example.net";
 

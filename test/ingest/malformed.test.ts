@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
-import { batch, storedEvents, validEvents } from "../support/telemetry.ts";
+import { batch, validEvents } from "../support/telemetry-events.ts";
+import { storedEvents } from "../support/telemetry-store.ts";
 
 const domain = "malformed.example.net";
 

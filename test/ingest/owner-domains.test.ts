@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
-import { batch, storedEvents, validEvents } from "../support/telemetry.ts";
+import { batch, validEvents } from "../support/telemetry-events.ts";
+import { storedEvents } from "../support/telemetry-store.ts";
 
 describe("content-owner keys report only on their verified domains", () => {
   test("events on the owner's domain and its subdomains are accepted", async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
-import { storedEvents, validEvents } from "../support/telemetry.ts";
+import { validEvents } from "../support/telemetry-events.ts";
+import { storedEvents } from "../support/telemetry-store.ts";
 
 const fullTurn = {
   query_text: "how do I fix a bike chain?",

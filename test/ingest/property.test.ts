@@ -1,7 +1,8 @@
 import { expect, test } from "bun:test";
 import { createTestOrg } from "../support/fixtures.ts";
 import { testRuntime } from "../support/runtime.ts";
-import { type StoredEvent, storedEvents, validEvents } from "../support/telemetry.ts";
+import { validEvents } from "../support/telemetry-events.ts";
+import { type StoredEvent, storedEvents } from "../support/telemetry-store.ts";
 
 /** Small seeded PRNG (mulberry32) so a failing run can be replayed from its seed. */
 function random(seed: number) {

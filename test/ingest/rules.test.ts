@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
-import { ago, batch, storedEvents, validEvents } from "../support/telemetry.ts";
+import { ago, batch, validEvents } from "../support/telemetry-events.ts";
+import { storedEvents } from "../support/telemetry-store.ts";
 
 const domain = "rules.example.net";
 
