@@ -11,30 +11,34 @@ const maxReported = 50;
  */
 export function unsafeJsonValues(value: unknown, maxDepth: number): FieldError[] {
   const errors: FieldError[] = [];
-  const visit = (node: unknown, path: string, depth: number): void => {
+  // The path is kept as segments and joined only when something is reported.
+  const segments: string[] = [];
+  const report = (message: string) => errors.push({ path: pointer(segments), message });
+  const visit = (node: unknown, depth: number): void => {
     if (errors.length >= maxReported) return;
     if (typeof node === "string") {
       const reason = unsafeStringReason(node);
-      if (reason) errors.push({ path: path || "/", message: reason });
+      if (reason) report(reason);
     } else if (typeof node === "number") {
-      if (!Number.isFinite(node)) errors.push({ path: path || "/", message: "number is too large" });
+      if (!Number.isFinite(node)) report("number is too large");
     } else if (node !== null && typeof node === "object") {
       if (depth >= maxDepth) {
-        errors.push({ path: path || "/", message: `nesting deeper than ${maxDepth} levels` });
+        report(`nesting deeper than ${maxDepth} levels`);
         return;
       }
-      if (Array.isArray(node)) {
-        for (const [index, item] of node.entries()) visit(item, `${path}/${index}`, depth + 1);
-      } else {
-        for (const [key, item] of Object.entries(node)) {
-          const keyReason = unsafeStringReason(key);
-          if (keyReason) errors.push({ path: `${path}/${escapePointer(key)}`, message: `property name ${keyReason}` });
-          visit(item, `${path}/${escapePointer(key)}`, depth + 1);
-        }
+      const entries: [string, unknown][] = Array.isArray(node)
+        ? node.map((item, index) => [String(index), item])
+        : Object.entries(node);
+      for (const [key, item] of entries) {
+        segments.push(key);
+        const keyReason = Array.isArray(node) ? undefined : unsafeStringReason(key);
+        if (keyReason) report(`property name ${keyReason}`);
+        visit(item, depth + 1);
+        segments.pop();
       }
     }
   };
-  visit(value, "", 0);
+  visit(value, 0);
   return errors;
 }
 
@@ -44,7 +48,13 @@ function unsafeStringReason(text: string): string | undefined {
   return undefined;
 }
 
-/** JSON Pointer escaping (RFC 6901) of one path segment. */
+/** A JSON Pointer (RFC 6901) from path segments; "/" for the whole document. */
+function pointer(segments: readonly string[]): string {
+  if (segments.length === 0) return "/";
+  return segments.map((segment) => `/${escapePointer(segment)}`).join("");
+}
+
+/** JSON Pointer escaping of one path segment. */
 export function escapePointer(segment: string): string {
   return segment.replaceAll("~", "~0").replaceAll("/", "~1");
 }
