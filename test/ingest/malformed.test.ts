@@ -91,4 +91,19 @@ describe("malformed input gets a clear 4xx and stores nothing", () => {
     expect(res.status).toBe(422);
     expect(res.body.errors[0].path).toBe("/events/0/content_url");
   });
+
+  test("session and click-token bodies with unstorable strings are 422, not 500", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const start = await call("POST", "/sessions/start", { key: agent.key, body: { agent_id: "a\u0000b" } });
+    expect(start.status).toBe(422);
+    expect(start.body.errors[0].path).toBe("/agent_id");
+    const { body } = await call("POST", "/sessions/start", { key: agent.key, body: { external_session_id: "\ud800" } });
+    expect(body.code).toBe("validation_failed");
+    const session = (await call("POST", "/sessions/start", { key: agent.key, body: {} })).body.session_id;
+    const token = await call("POST", "/click-tokens", {
+      key: agent.key,
+      body: { session_id: session, content_url: "https://x.example/\u0000" },
+    });
+    expect(token.status).toBe(422);
+  });
 });

@@ -2,6 +2,8 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { apiKeyAuth } from "../../http/auth.ts";
 import { problems } from "../../http/problem.ts";
+import { assertStorableJson } from "../ingest/json-safety.ts";
+import { ingestLimits } from "../ingest/limits.ts";
 import { httpUrlHost } from "../ingest/values.ts";
 import { ClickToken, ClickTokenRequest } from "./model.ts";
 import { issueClickToken } from "./service.ts";
@@ -13,6 +15,7 @@ export const clickTokensModule = (ctx: AppContext) =>
       if (principal.orgType === "content_owner") {
         throw problems.forbidden("platform_key_required", "click tokens are issued to platform and agent keys only");
       }
+      assertStorableJson(body, ingestLimits.maxJsonDepth);
       const host = httpUrlHost(body.content_url);
       if ("reason" in host) {
         throw problems.invalid(`content_url ${host.reason}`, [{ path: "/content_url", message: host.reason }]);

@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { apiKeyAuth } from "../../http/auth.ts";
 import { problems } from "../../http/problem.ts";
 import { outcomeValueProblem, sessionHeader } from "./documents.ts";
+import { assertStorableJson } from "./json-safety.ts";
 import { ingestLimits } from "./limits.ts";
 import {
   EventsRequest,
@@ -33,6 +34,7 @@ export const ingestModule = (ctx: AppContext) =>
     .post(
       "/sessions/start",
       async ({ body, principal }) => {
+        assertStorableJson(body, ingestLimits.maxJsonDepth);
         const problem = body.manifest_ref === undefined ? undefined : manifestRefProblem(body.manifest_ref);
         if (problem) throw problems.invalid(`manifest_ref ${problem}`, [{ path: "/manifest_ref", message: problem }]);
         const sessionId = crypto.randomUUID();
@@ -72,6 +74,7 @@ export const ingestModule = (ctx: AppContext) =>
     .post(
       "/sessions/end",
       async ({ body, principal }) => {
+        assertStorableJson(body, ingestLimits.maxJsonDepth);
         const problem = body.outcome ? outcomeValueProblem(body.outcome) : undefined;
         if (problem) throw problems.invalid(`outcome: ${problem}`, [{ path: "/outcome", message: problem }]);
         const ended = await endSession(ctx.sql, principal.orgId, body.session_id, body.outcome);

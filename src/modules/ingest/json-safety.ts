@@ -1,4 +1,4 @@
-import type { FieldError } from "../../http/problem.ts";
+import { type FieldError, problems } from "../../http/problem.ts";
 
 const maxReported = 50;
 
@@ -57,4 +57,15 @@ function pointer(segments: readonly string[]): string {
 /** JSON Pointer escaping of one path segment. */
 export function escapePointer(segment: string): string {
   return segment.replaceAll("~", "~0").replaceAll("/", "~1");
+}
+
+/** Refuses a body holding any value PostgreSQL cannot store (422 listing each one). */
+export function assertStorableJson(body: unknown, maxDepth: number): void {
+  const errors = unsafeJsonValues(body, maxDepth);
+  if (errors.length > 0) {
+    throw problems.invalid(
+      `the request body holds values that cannot be stored: ${errors.map((e) => e.path).join(", ")}`,
+      errors,
+    );
+  }
 }
