@@ -3,7 +3,9 @@ import type { AppContext } from "./context.ts";
 import { openapiPlugin } from "./http/openapi.ts";
 import { httpPlugin } from "./http/plugin.ts";
 import { routeMethodIndex } from "./http/routes.ts";
+import { clickTokensModule } from "./modules/click-tokens/index.ts";
 import { healthModule } from "./modules/health/index.ts";
+import { ingestModule } from "./modules/ingest/index.ts";
 
 /** The whole HTTP surface; `main.ts` serves it, tests call `app.handle()` on it. */
 export function createApp(ctx: AppContext) {
@@ -11,7 +13,9 @@ export function createApp(ctx: AppContext) {
   const app = new Elysia()
     .use(httpPlugin(ctx, (path) => allowedMethods(path)))
     .use(openapiPlugin())
-    .use(healthModule(ctx));
+    .use(healthModule(ctx))
+    .use(ingestModule(ctx))
+    .use(clickTokensModule(ctx));
   allowedMethods = routeMethodIndex(app.routes);
   return app;
 }
