@@ -1,5 +1,6 @@
 import { type Static, Type as T } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { Cron } from "croner";
 
 /**
  * Every setting the service reads from the environment, parsed once at start.
@@ -45,5 +46,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const variable = first.path.replace(/^\//, "") || "environment";
     throw new ConfigError(`Invalid configuration: ${variable} ${first.message} (got ${JSON.stringify(raw[variable])})`);
   }
-  return converted as Config;
+  const config = converted as Config;
+  for (const name of ["EVENTS_COMPRESSION_CRON", "AGGREGATE_REFRESH_CRON"] as const) {
+    try {
+      new Cron(config[name], { paused: true }).stop();
+    } catch (error) {
+      throw new ConfigError(`Invalid configuration: ${name} is not a cron pattern (${(error as Error).message})`);
+    }
+  }
+  return config;
 }

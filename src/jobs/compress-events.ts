@@ -22,7 +22,7 @@ export async function runEventCompression(sql: Sql, log: Logger): Promise<boolea
       const jobs = await conn<{ job_id: number }[]>`
         SELECT job_id FROM timescaledb_information.jobs
         WHERE proc_name = 'policy_compression' AND hypertable_name = 'events'`;
-      for (const job of jobs) await conn.unsafe(`CALL run_job(${Number(job.job_id)})`);
+      for (const job of jobs) await conn`CALL run_job(${job.job_id}::int)`;
       log.info("events compression policy ran", { jobs: jobs.length });
       return true;
     } finally {
