@@ -6,8 +6,10 @@ import { routeMethodIndex } from "./http/routes.ts";
 import { accessRequestsModule } from "./modules/access-requests/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
+import { clickTokensModule } from "./modules/click-tokens/index.ts";
 import { domainsModule } from "./modules/domains/index.ts";
 import { healthModule } from "./modules/health/index.ts";
+import { ingestModule } from "./modules/ingest/index.ts";
 import { keysModule } from "./modules/keys/index.ts";
 import { membersModule } from "./modules/members/index.ts";
 import { organizationsModule } from "./modules/organizations/index.ts";
@@ -23,6 +25,8 @@ export function createApp(ctx: AppContext) {
     .use(httpPlugin(ctx, (path) => allowedMethods(path)))
     .use(openapiPlugin(() => routes()))
     .use(healthModule(ctx))
+    .use(ingestModule(ctx))
+    .use(clickTokensModule(ctx))
     .use(authModule(ctx))
     .use(auditModule(ctx))
     .use(organizationsModule(ctx))

@@ -1,5 +1,6 @@
 import { type Static, Type as T } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { Cron } from "croner";
 
 /**
  * Every setting the service reads from the environment, parsed once at start.
@@ -20,6 +21,8 @@ const ConfigSchema = T.Object({
   MAX_BODY_BYTES: T.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 5 * 1024 * 1024 }),
   /** Seconds to wait for in-flight requests on SIGTERM/SIGINT before closing anyway. */
   SHUTDOWN_GRACE_SECONDS: T.Integer({ minimum: 0, maximum: 300, default: 10 }),
+  /** Cron pattern for compressing old events chunks when the embedded engine is in use (a server runs the policy itself). */
+  EVENTS_COMPRESSION_CRON: T.String({ minLength: 1, default: "17 * * * *" }),
   /** Cron pattern for refreshing continuous aggregates when the embedded engine is in use. */
   AGGREGATE_REFRESH_CRON: T.String({ minLength: 1, default: "*/1 * * * *" }),
   /** Address people reach the service at; magic links and OAuth redirect URIs are built from it. */
@@ -92,6 +95,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const variable = first.path.replace(/^\//, "") || "environment";
     throw new ConfigError(`Invalid configuration: ${variable} ${first.message} (got ${JSON.stringify(raw[variable])})`);
   }
-  parseOidcProviders((converted as Config).OIDC_PROVIDERS);
-  return converted as Config;
+  const config = converted as Config;
+  for (const name of ["EVENTS_COMPRESSION_CRON", "AGGREGATE_REFRESH_CRON", "SIGN_IN_PURGE_CRON"] as const) {
+    try {
+      new Cron(config[name], { paused: true }).stop();
+    } catch (error) {
+      throw new ConfigError(`Invalid configuration: ${name} is not a cron pattern (${(error as Error).message})`);
+    }
+  }
+  parseOidcProviders(config.OIDC_PROVIDERS);
+  return config;
 }

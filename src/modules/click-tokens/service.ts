@@ -1,0 +1,58 @@
+import type { Sql } from "../../db/client.ts";
+import { clickTokenHash, mintClickToken } from "./token.ts";
+
+/** Click token lifetime (the interface's limits table). */
+export const clickTokenLifetimeDays = 90;
+
+export interface IssuedClickToken {
+  token: string;
+  session_id: string;
+  content_url: string;
+  expires_at: Date;
+}
+
+/**
+ * Issues a token for a session of `orgId`. Undefined when the organisation has
+ * no such session (another organisation's session is indistinguishable from none).
+ */
+export async function issueClickToken(
+  sql: Sql,
+  orgId: string,
+  sessionId: string,
+  contentUrl: string,
+): Promise<IssuedClickToken | undefined> {
+  const minted = mintClickToken();
+  const [row] = await sql<{ expires_at: Date }[]>`
+    INSERT INTO click_tokens (token_hash, session_id, org_id, content_url, expires_at)
+    SELECT ${minted.hash}, s.id, s.org_id, ${contentUrl}, now() + make_interval(days => ${clickTokenLifetimeDays})
+    FROM sessions s WHERE s.id = ${sessionId}::uuid AND s.org_id = ${orgId}::uuid
+    RETURNING expires_at`;
+  return row && { token: minted.raw, session_id: sessionId, content_url: contentUrl, expires_at: row.expires_at };
+}
+
+/** The session a live token stands for, with that session's agent. */
+export interface ClickTokenSession {
+  sessionId: string;
+  agentId: string | null;
+}
+
+/** Resolves raw tokens in one query; unknown, malformed and expired tokens are absent from the map. */
+export async function resolveClickTokens(sql: Sql, raws: readonly string[]): Promise<Map<string, ClickTokenSession>> {
+  const byHash = new Map<string, string>();
+  for (const raw of raws) {
+    const hash = clickTokenHash(raw);
+    if (hash) byHash.set(Buffer.from(hash).toString("hex"), raw);
+  }
+  const resolved = new Map<string, ClickTokenSession>();
+  if (byHash.size === 0) return resolved;
+  const rows = await sql<{ hash: string; session_id: string; agent_id: string | null }[]>`
+    SELECT encode(t.token_hash, 'hex') AS hash, t.session_id, s.agent_id
+    FROM click_tokens t JOIN sessions s ON s.id = t.session_id
+    WHERE t.token_hash IN (SELECT decode(h, 'hex') FROM unnest(${[...byHash.keys()]}::text[]) AS h)
+      AND t.expires_at > now()`;
+  for (const row of rows) {
+    const raw = byHash.get(row.hash);
+    if (raw) resolved.set(raw, { sessionId: row.session_id, agentId: row.agent_id });
+  }
+  return resolved;
+}

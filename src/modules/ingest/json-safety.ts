@@ -1,0 +1,71 @@
+import { type FieldError, problems } from "../../http/problem.ts";
+
+const maxReported = 50;
+
+/**
+ * Finds values PostgreSQL cannot store or that JSON cannot carry faithfully:
+ * strings with NUL characters or lone UTF-16 surrogates (text and jsonb refuse
+ * them), numbers that overflowed to Infinity, and nesting deeper than `maxDepth`
+ * (jsonb parsing recurses). Checked once over a whole request body, before any
+ * other rule, so none of them can ever reach the database as a 500.
+ */
+export function unsafeJsonValues(value: unknown, maxDepth: number): FieldError[] {
+  const errors: FieldError[] = [];
+  // The path is kept as segments and joined only when something is reported.
+  const segments: string[] = [];
+  const report = (message: string) => errors.push({ path: pointer(segments), message });
+  const visit = (node: unknown, depth: number): void => {
+    if (errors.length >= maxReported) return;
+    if (typeof node === "string") {
+      const reason = unsafeStringReason(node);
+      if (reason) report(reason);
+    } else if (typeof node === "number") {
+      if (!Number.isFinite(node)) report("number is too large");
+    } else if (node !== null && typeof node === "object") {
+      if (depth >= maxDepth) {
+        report(`nesting deeper than ${maxDepth} levels`);
+        return;
+      }
+      const entries: [string, unknown][] = Array.isArray(node)
+        ? node.map((item, index) => [String(index), item])
+        : Object.entries(node);
+      for (const [key, item] of entries) {
+        segments.push(key);
+        const keyReason = Array.isArray(node) ? undefined : unsafeStringReason(key);
+        if (keyReason) report(`property name ${keyReason}`);
+        visit(item, depth + 1);
+        segments.pop();
+      }
+    }
+  };
+  visit(value, 0);
+  return errors;
+}
+
+function unsafeStringReason(text: string): string | undefined {
+  if (text.includes("\u0000")) return "contains a NUL character";
+  if (!text.isWellFormed()) return "contains an unpaired UTF-16 surrogate";
+  return undefined;
+}
+
+/** A JSON Pointer (RFC 6901) from path segments; "/" for the whole document. */
+function pointer(segments: readonly string[]): string {
+  if (segments.length === 0) return "/";
+  return segments.map((segment) => `/${escapePointer(segment)}`).join("");
+}
+
+/** JSON Pointer escaping of one path segment. */
+export function escapePointer(segment: string): string {
+  return segment.replaceAll("~", "~0").replaceAll("/", "~1");
+}
+
+/** Refuses a body holding any value PostgreSQL cannot store (422 listing each one). */
+export function assertStorableJson(body: unknown, maxDepth: number): void {
+  const errors = unsafeJsonValues(body, maxDepth);
+  if (errors.length > 0) {
+    throw problems.invalid(
+      `the request body holds values that cannot be stored: ${errors.map((e) => e.path).join(", ")}`,
+      errors,
+    );
+  }
+}

@@ -1,0 +1,220 @@
+import type { Sql } from "../../db/client.ts";
+import { type FieldError, problems } from "../../http/problem.ts";
+import { resolveClickTokens } from "../click-tokens/service.ts";
+import { isWithinDomain } from "../domains/normalize.ts";
+import type { Principal } from "../keys/authenticator.ts";
+import { type IngestDocument, readDocument } from "./documents.ts";
+import { type CheckedEvent, checkEvent } from "./event-rules.ts";
+import { type EventRow, ForeignSessionError, foreignSessionIds, type ImplicitSession, writeIngest } from "./service.ts";
+import { httpUrlHost } from "./values.ts";
+
+export interface IngestResult {
+  sessionId: string | null;
+  eventsCreated: number;
+  outcomeRecorded: boolean;
+}
+
+/** Collects field errors of a request and the event indexes they concern. */
+class Refusal {
+  readonly errors: FieldError[] = [];
+  readonly events = new Set<number>();
+
+  add(errors: FieldError[], index?: number) {
+    this.errors.push(...errors);
+    if (index !== undefined && errors.length > 0) this.events.add(index);
+  }
+
+  /** `eventCount` undefined: the document itself failed, whatever its events did. */
+  throwIfAny(eventCount?: number): void {
+    if (this.errors.length === 0) return;
+    const invalid = [...this.events].sort((a, b) => a - b);
+    // Document-level failures first, then event by event (stable within an event).
+    const eventOf = (error: FieldError) => Number(/^\/events?\/(\d+)/.exec(error.path)?.[1] ?? -1);
+    this.errors.sort((a, b) => eventOf(a) - eventOf(b));
+    const detail =
+      eventCount !== undefined && invalid.length > 0
+        ? `${invalid.length} of ${eventCount} events are invalid; nothing was stored`
+        : "the document is invalid; nothing was stored";
+    throw problems.invalid(detail, this.errors, "validation_failed", { invalid_events: invalid });
+  }
+}
+
+/**
+ * POST /events and POST /sessions/bulk: reads the document, applies every rule,
+ * and stores it whole or not at all. Database work: one click-token lookup when
+ * tokens are present, then one statement for sessions and events together.
+ */
+export async function ingestDocument(
+  sql: Sql,
+  principal: Principal,
+  body: unknown,
+  format: "events" | "bulk",
+): Promise<IngestResult> {
+  const nowMs = Date.now();
+  const refusal = new Refusal();
+  const read = readDocument(body, format, nowMs);
+  for (const index of read.invalidEvents) refusal.events.add(index);
+  refusal.add(read.errors);
+  if (!read.document) refusal.throwIfAny();
+  const document = read.document as IngestDocument;
+  if (principal.orgType === "content_owner") enforceOwnerDomains(document, principal);
+
+  const scope = {
+    sessionId: document.envelope.sessionId,
+    ctxToken: document.envelope.ctxToken,
+    sessionPrivacy: document.session?.privacyLevel ?? undefined,
+    nowMs,
+  };
+  const checked: CheckedEvent[] = [];
+  document.events.forEach((raw, index) => {
+    if (read.invalidEvents.has(index)) return;
+    const result = checkEvent(raw, index, document.eventPath(index), scope);
+    if ("errors" in result) refusal.add(result.errors, index);
+    else checked.push(result.event);
+  });
+
+  const rows = await resolveSessions(sql, checked, refusal);
+  refusal.throwIfAny(document.events.length);
+
+  const header = document.session;
+  const plan = {
+    orgId: principal.orgId,
+    header: header && { ...header, startedAt: header.startedAt ?? earliest(checked) },
+    implicitSessions: implicitSessions(document, checked),
+    events: rows,
+  };
+  try {
+    const eventsCreated = await writeIngest(sql, plan);
+    return { sessionId: header?.id ?? null, eventsCreated, outcomeRecorded: header?.outcome != null };
+  } catch (error) {
+    if (!(error instanceof ForeignSessionError)) throw error;
+    await refuseForeignSessions(sql, principal.orgId, document, checked, plan.implicitSessions, refusal);
+    throw error;
+  }
+}
+
+/** A content-owner key reports only events whose content_url lies on its verified domains: 403 otherwise. */
+function enforceOwnerDomains(document: IngestDocument, principal: Principal): void {
+  const offending: number[] = [];
+  document.events.forEach((raw, index) => {
+    const url = (raw as { content_url?: unknown } | null)?.content_url;
+    const host = typeof url === "string" ? httpUrlHost(url) : undefined;
+    const onOwnDomain =
+      host !== undefined &&
+      "host" in host &&
+      principal.verifiedDomains.some((domain) => isWithinDomain(host.host, domain));
+    if (!onOwnDomain) offending.push(index);
+  });
+  if (offending.length === 0) return;
+  throw problems.forbidden(
+    "outside_verified_domains",
+    `a content-owner key may report only events whose content_url lies on its verified domains; events ${offending.join(", ")} do not`,
+    { offending_events: offending, verified_domains: principal.verifiedDomains },
+  );
+}
+
+/** Resolves click tokens (one query) and turns checked events into rows; token failures join the refusal. */
+async function resolveSessions(sql: Sql, checked: CheckedEvent[], refusal: Refusal): Promise<EventRow[]> {
+  const tokens = [...new Set(checked.flatMap((event) => (event.ctxToken ? [event.ctxToken] : [])))];
+  const sessions = tokens.length > 0 ? await resolveClickTokens(sql, tokens) : new Map();
+  const rows: EventRow[] = [];
+  for (const event of checked) {
+    let sessionId = event.sessionId;
+    let agentId: string | null = null;
+    if (event.ctxToken) {
+      const token = sessions.get(event.ctxToken);
+      if (!token) {
+        refusal.add([{ path: `${event.path}/ctx_token`, message: "unknown or expired click token" }], event.index);
+        continue;
+      }
+      if (sessionId && sessionId !== token.sessionId) {
+        refusal.add(
+          [{ path: `${event.path}/ctx_token`, message: "belongs to a different session than session_id" }],
+          event.index,
+        );
+        continue;
+      }
+      sessionId = token.sessionId;
+      agentId = token.agentId;
+    }
+    rows.push({
+      eventTime: event.eventTime,
+      eventId: event.eventId,
+      eventType: event.type,
+      sourceRole: event.sourceRole,
+      contentUrl: event.contentUrl,
+      contentHost: event.contentHost,
+      agentId,
+      sessionId,
+      contentId: event.contentId,
+      contentTelemetryId: event.contentTelemetryId,
+      turnId: event.turnId,
+      outputId: event.outputId,
+      presentationId: event.presentationId,
+      data: event.data,
+      turn: event.turn,
+    });
+  }
+  return rows;
+}
+
+/**
+ * Sessions the caller names by session_id (not through a click token, whose
+ * session belongs to the token's issuer), other than the document's own session.
+ */
+function implicitSessions(document: IngestDocument, checked: CheckedEvent[]): ImplicitSession[] {
+  const { envelope, session } = document;
+  const byId = new Map<string, ImplicitSession>();
+  for (const event of checked) {
+    if (!event.sessionId || event.ctxToken || event.sessionId === session?.id) continue;
+    const known = byId.get(event.sessionId);
+    if (known) {
+      if (!envelope.startedAt && event.eventTime < known.startedAt) known.startedAt = event.eventTime;
+      continue;
+    }
+    byId.set(event.sessionId, {
+      id: event.sessionId,
+      agentId: envelope.agentId ?? null,
+      startedAt: envelope.startedAt ?? event.eventTime,
+      manifestRef: envelope.manifestRef ?? null,
+      parentSessionId: envelope.parentSessionId ?? null,
+    });
+  }
+  return [...byId.values()];
+}
+
+function earliest(events: CheckedEvent[]): Date | null {
+  let first: Date | null = null;
+  for (const event of events) if (!first || event.eventTime < first) first = event.eventTime;
+  return first;
+}
+
+/** Names each event (or the document) whose session belongs to another organisation, and refuses with 422. */
+async function refuseForeignSessions(
+  sql: Sql,
+  orgId: string,
+  document: IngestDocument,
+  checked: CheckedEvent[],
+  implicit: ImplicitSession[],
+  refusal: Refusal,
+): Promise<void> {
+  const named = [...implicit.map((session) => session.id), ...(document.session ? [document.session.id] : [])];
+  const foreign = await foreignSessionIds(sql, orgId, named);
+  const message = "is a session of another organisation";
+  if (document.session && foreign.has(document.session.id)) refusal.add([{ path: "/session_id", message }]);
+  for (const event of checked) {
+    if (
+      event.sessionId &&
+      !event.ctxToken &&
+      event.sessionId !== document.session?.id &&
+      foreign.has(event.sessionId)
+    ) {
+      refusal.add([{ path: `${event.path}/session_id`, message }], event.index);
+    }
+  }
+  // A claim lost to a concurrent creation is visible now; if not, the caller may simply retry.
+  if (refusal.errors.length === 0) {
+    throw problems.conflict("session_conflict", "a session of this request was claimed concurrently; retry");
+  }
+  refusal.throwIfAny(document.events.length);
+}

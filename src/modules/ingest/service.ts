@@ -1,0 +1,187 @@
+import postgres from "postgres";
+import type { Sql } from "../../db/client.ts";
+import type { SessionHeader } from "./documents.ts";
+import type { OutcomeValue } from "./model.ts";
+
+/** One event as inserted: columns of `events` (org_id is the reporting organisation). */
+export interface EventRow {
+  eventTime: Date;
+  eventId: string;
+  eventType: string;
+  sourceRole: string;
+  contentUrl: string | null;
+  contentHost: string | null;
+  /** Known from the envelope or a click token's session; else filled from the claimed session. */
+  agentId: string | null;
+  sessionId: string | null;
+  contentId: string | null;
+  contentTelemetryId: string | null;
+  turnId: string | null;
+  outputId: string | null;
+  presentationId: string | null;
+  data: Record<string, unknown>;
+  turn: Record<string, unknown> | null;
+}
+
+/** A session named by events and created on first sight when it does not exist. */
+export interface ImplicitSession {
+  id: string;
+  agentId: string | null;
+  startedAt: Date;
+  manifestRef: string | null;
+  parentSessionId: string | null;
+}
+
+export interface WritePlan {
+  orgId: string;
+  header: SessionHeader | null;
+  implicitSessions: ImplicitSession[];
+  events: EventRow[];
+}
+
+/** A session named by the request is owned by another organisation; nothing was stored. */
+export class ForeignSessionError extends Error {
+  override name = "ForeignSessionError";
+}
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+const json = (value: Record<string, unknown> | null) => (value ? JSON.stringify(value) : null);
+
+/**
+ * Claims every session the request names (creating unknown ones for the caller,
+ * refusing ones owned by another organisation) and inserts all its events, in ONE
+ * statement: arrays go in through unnest, duplicates are skipped by the dedupe
+ * index, and the guard aborts the whole statement when a claim fails. Returns
+ * the number of events actually inserted.
+ */
+export async function writeIngest(sql: Sql, plan: WritePlan): Promise<number> {
+  const { orgId, header } = plan;
+  // Rows are taken in id order so that concurrent requests naming the same sessions
+  // or retrying the same events wait on each other in one order and never deadlock.
+  const implicit = [...plan.implicitSessions].sort((a, b) => (a.id < b.id ? -1 : 1));
+  const events = [...plan.events].sort((a, b) => (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
+  const headerClaim = header ? sql`header_claim AS (${claimHeaderSession(sql, orgId, header)}),` : sql``;
+  const expected = implicit.length + (header ? 1 : 0);
+  try {
+    const [row] = await sql<{ events_created: number }[]>`
+      WITH ${headerClaim}
+      claimed AS (
+        INSERT INTO sessions AS s (id, org_id, agent_id, started_at, manifest_ref, parent_session_id)
+        SELECT n.id, ${orgId}::uuid, n.agent_id, n.started_at, n.manifest_ref, n.parent_session_id
+        FROM unnest(
+          ${implicit.map((s) => s.id)}::uuid[],
+          ${implicit.map((s) => s.agentId)}::text[],
+          ${implicit.map((s) => iso(s.startedAt))}::timestamptz[],
+          ${implicit.map((s) => s.manifestRef)}::text[],
+          ${implicit.map((s) => s.parentSessionId)}::uuid[]
+        ) AS n (id, agent_id, started_at, manifest_ref, parent_session_id)
+        ON CONFLICT (id) DO UPDATE
+          SET agent_id = coalesce(s.agent_id, EXCLUDED.agent_id),
+              started_at = least(s.started_at, EXCLUDED.started_at)
+          WHERE s.org_id = EXCLUDED.org_id
+        RETURNING s.id, s.agent_id
+      ),
+      owned AS (
+        SELECT id, agent_id FROM claimed
+        ${header ? sql`UNION ALL SELECT id, agent_id FROM header_claim` : sql``}
+      ),
+      inserted AS (
+        INSERT INTO events (
+          event_time, event_id, org_id, event_type, source_role, content_url, content_host, agent_id,
+          session_id, content_id, content_telemetry_id, turn_id, output_id, presentation_id, data, turn
+        )
+        SELECT e.event_time, e.event_id, ${orgId}::uuid, e.event_type, e.source_role, e.content_url, e.content_host,
+               coalesce(e.agent_id, o.agent_id), e.session_id, e.content_id, e.content_telemetry_id, e.turn_id,
+               e.output_id, e.presentation_id, e.data::jsonb, e.turn::jsonb
+        FROM unnest(
+          ${events.map((e) => iso(e.eventTime))}::timestamptz[],
+          ${events.map((e) => e.eventId)}::uuid[],
+          ${events.map((e) => e.eventType)}::text[],
+          ${events.map((e) => e.sourceRole)}::text[],
+          ${events.map((e) => e.contentUrl)}::text[],
+          ${events.map((e) => e.contentHost)}::text[],
+          ${events.map((e) => e.agentId)}::text[],
+          ${events.map((e) => e.sessionId)}::uuid[],
+          ${events.map((e) => e.contentId)}::text[],
+          ${events.map((e) => e.contentTelemetryId)}::text[],
+          ${events.map((e) => e.turnId)}::text[],
+          ${events.map((e) => e.outputId)}::text[],
+          ${events.map((e) => e.presentationId)}::text[],
+          ${events.map((e) => json(e.data))}::text[],
+          ${events.map((e) => json(e.turn))}::text[]
+        ) AS e (
+          event_time, event_id, event_type, source_role, content_url, content_host, agent_id, session_id,
+          content_id, content_telemetry_id, turn_id, output_id, presentation_id, data, turn
+        )
+        LEFT JOIN owned o ON o.id = e.session_id
+        ON CONFLICT DO NOTHING
+        RETURNING 1
+      )
+      SELECT ingest_require_sessions((SELECT count(*) FROM owned), ${expected}) AS sessions_claimed,
+             (SELECT count(*)::int FROM inserted) AS events_created`;
+    return row?.events_created ?? 0;
+  } catch (error) {
+    if (error instanceof postgres.PostgresError && error.code === "CT409") throw new ForeignSessionError(error.message);
+    throw error;
+  }
+}
+
+/** Upserts an explicitly described session: given fields win, absent ones keep what is stored. */
+function claimHeaderSession(sql: Sql, orgId: string, header: SessionHeader) {
+  const outcome = header.outcome;
+  return sql`
+    INSERT INTO sessions AS s (
+      id, org_id, initiator_type, agent_id, manifest_ref, content_scope, external_session_id, parent_session_id,
+      prior_session_ids, privacy_level, started_at, ended_at, outcome_type, outcome_value_amount, outcome_currency
+    ) VALUES (
+      ${header.id}::uuid, ${orgId}::uuid, coalesce(${header.initiatorType}::text, 'user'), ${header.agentId},
+      ${header.manifestRef}, ${header.contentScope}, ${header.externalSessionId}, ${header.parentSessionId}::uuid,
+      coalesce(${header.priorSessionIds}::uuid[], '{}'), coalesce(${header.privacyLevel}::text, 'minimal'),
+      coalesce(${iso(header.startedAt)}::timestamptz, now()), ${iso(header.endedAt)}::timestamptz,
+      ${outcome?.type ?? null}, ${outcome?.value_amount ?? null}::bigint, ${outcome?.currency ?? null}
+    )
+    ON CONFLICT (id) DO UPDATE SET
+      initiator_type = coalesce(${header.initiatorType}::text, s.initiator_type),
+      agent_id = coalesce(EXCLUDED.agent_id, s.agent_id),
+      manifest_ref = coalesce(EXCLUDED.manifest_ref, s.manifest_ref),
+      content_scope = coalesce(EXCLUDED.content_scope, s.content_scope),
+      external_session_id = coalesce(EXCLUDED.external_session_id, s.external_session_id),
+      parent_session_id = coalesce(EXCLUDED.parent_session_id, s.parent_session_id),
+      prior_session_ids = coalesce(${header.priorSessionIds}::uuid[], s.prior_session_ids),
+      privacy_level = coalesce(${header.privacyLevel}::text, s.privacy_level),
+      started_at = least(s.started_at, EXCLUDED.started_at),
+      ended_at = coalesce(EXCLUDED.ended_at, s.ended_at),
+      outcome_type = coalesce(EXCLUDED.outcome_type, s.outcome_type),
+      outcome_value_amount = CASE WHEN EXCLUDED.outcome_type IS NULL THEN s.outcome_value_amount ELSE EXCLUDED.outcome_value_amount END,
+      outcome_currency = CASE WHEN EXCLUDED.outcome_type IS NULL THEN s.outcome_currency ELSE EXCLUDED.outcome_currency END
+    WHERE s.org_id = EXCLUDED.org_id
+    RETURNING s.id, s.agent_id`;
+}
+
+/** Of these session ids, the ones that exist under another organisation. */
+export async function foreignSessionIds(sql: Sql, orgId: string, ids: string[]): Promise<Set<string>> {
+  const rows = await sql<{ id: string }[]>`
+    SELECT id FROM sessions WHERE id = ANY(${ids}::uuid[]) AND org_id <> ${orgId}::uuid`;
+  return new Set(rows.map((row) => row.id));
+}
+
+/**
+ * Ends a session of `orgId` (the first end time is kept) and records the outcome
+ * when one is given. Undefined when the organisation has no such session.
+ */
+export async function endSession(
+  sql: Sql,
+  orgId: string,
+  sessionId: string,
+  outcome: OutcomeValue | undefined,
+): Promise<{ ended_at: Date } | undefined> {
+  const [row] = await sql<{ ended_at: Date }[]>`
+    UPDATE sessions SET
+      ended_at = coalesce(ended_at, now()),
+      outcome_type = coalesce(${outcome?.type ?? null}, outcome_type),
+      outcome_value_amount = CASE WHEN ${outcome?.type ?? null}::text IS NULL THEN outcome_value_amount ELSE ${outcome?.value_amount ?? null}::bigint END,
+      outcome_currency = CASE WHEN ${outcome?.type ?? null}::text IS NULL THEN outcome_currency ELSE ${outcome?.currency ?? null} END
+    WHERE id = ${sessionId}::uuid AND org_id = ${orgId}::uuid
+    RETURNING ended_at`;
+  return row;
+}

@@ -1,0 +1,48 @@
+import { type PrivacyLevel, privacyLevels } from "./model.ts";
+
+const strictness: Record<PrivacyLevel, number> = { full: 0, summary: 1, intent: 2, minimal: 3 };
+
+const countsAndUrls = ["query_tokens", "response_tokens", "content_urls_retrieved", "content_urls_cited"];
+const intentFields = [
+  ...countsAndUrls,
+  "query_intent",
+  "response_type",
+  "response_mode",
+  "topics",
+  "model_id",
+  "ad_rendered",
+];
+const allFields = [...intentFields, "query_text", "response_text"];
+
+/** Turn fields each privacy level allows (standard 5.5); anything else is stripped. */
+const allowedFields: Record<PrivacyLevel, readonly string[]> = {
+  full: allFields,
+  summary: allFields,
+  intent: intentFields,
+  minimal: countsAndUrls,
+};
+
+/** A declared level; missing or unknown is `minimal` (fail closed). */
+export function privacyLevelOf(value: unknown): PrivacyLevel {
+  return (privacyLevels as readonly unknown[]).includes(value) ? (value as PrivacyLevel) : "minimal";
+}
+
+/** The stricter of two levels. */
+export function stricterLevel(a: PrivacyLevel, b: PrivacyLevel): PrivacyLevel {
+  return strictness[a] >= strictness[b] ? a : b;
+}
+
+/**
+ * The turn as stored: only the fields its effective level allows, plus that level.
+ * The effective level is the turn's own, tightened by the session's when the
+ * document declares one. Fields above it are stripped, never refused.
+ */
+export function stripTurn(turn: Record<string, unknown>, sessionLevel?: PrivacyLevel): Record<string, unknown> {
+  const declared = privacyLevelOf(turn.privacy_level);
+  const level = sessionLevel ? stricterLevel(declared, sessionLevel) : declared;
+  const kept: Record<string, unknown> = { privacy_level: level };
+  for (const field of allowedFields[level]) {
+    if (turn[field] !== undefined) kept[field] = turn[field];
+  }
+  return kept;
+}

@@ -1,0 +1,43 @@
+import { hostOfUrl } from "../domains/normalize.ts";
+import { ingestLimits } from "./limits.ts";
+
+// RFC 3339 date-time: an explicit offset is required so no timestamp depends on a server's zone.
+const isoDateTime = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** A wire timestamp as epoch milliseconds, or the reason it is refused. */
+export function parseTimestamp(text: string, nowMs: number): { ms: number } | { reason: string } {
+  const match = isoDateTime.exec(text);
+  if (!match) return { reason: "must be an ISO 8601 date-time with Z or a UTC offset" };
+  const ms = Date.parse(text);
+  const [, , month, day, hour, minute, second] = match.map(Number);
+  const fieldsInRange =
+    month! >= 1 && month! <= 12 && day! >= 1 && day! <= 31 && hour! <= 23 && minute! <= 59 && second! <= 59;
+  if (Number.isNaN(ms) || !fieldsInRange) return { reason: "is not a valid date-time" };
+  if (ms < ingestLimits.earliestTimestamp) return { reason: "is before 2000-01-01" };
+  if (ms > nowMs + ingestLimits.maxFutureSkewMs) {
+    return { reason: `is more than ${ingestLimits.maxFutureSkewMs / 60_000} minutes in the future` };
+  }
+  return { ms };
+}
+
+/** The lower-case host of an absolute http(s) URL, or the reason the URL is refused. */
+export function httpUrlHost(url: string): { host: string } | { reason: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { reason: "is not an absolute URL" };
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return { reason: "must be an http or https URL" };
+  const host = hostOfUrl(url);
+  return host ? { host } : { reason: "has no host" };
+}
+
+const manifestPath = "/.well-known/content-telemetry.json";
+
+/** Why a manifest_ref is refused: it must be an http(s) URL of a (root or path-prefixed) manifest. */
+export function manifestRefProblem(url: string): string | undefined {
+  const host = httpUrlHost(url);
+  if ("reason" in host) return host.reason;
+  return new URL(url).pathname.endsWith(manifestPath) ? undefined : `must point at a ${manifestPath} manifest`;
+}

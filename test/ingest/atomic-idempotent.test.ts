@@ -1,0 +1,84 @@
+import { describe, expect, test } from "bun:test";
+import { createTestOrg } from "../support/fixtures.ts";
+import { call } from "../support/http.ts";
+import { ago, batch, validEvents } from "../support/telemetry-events.ts";
+import { sessionCount, storedEvents } from "../support/telemetry-store.ts";
+
+const domain = "atomic.example.net";
+
+describe("idempotent retry", () => {
+  test("a retried batch stores nothing again and counts only new events", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const sessionId = crypto.randomUUID();
+    const first = [validEvents.retrieved(domain), validEvents.cited(domain)];
+    const body = batch(first, { session_id: sessionId });
+    expect((await call("POST", "/events", { key: agent.key, body })).body.events_created).toBe(2);
+    expect((await call("POST", "/events", { key: agent.key, body })).body.events_created).toBe(0);
+    const grown = batch([...first, validEvents.presented(domain)], { session_id: sessionId });
+    expect((await call("POST", "/events", { key: agent.key, body: grown })).body.events_created).toBe(1);
+    expect(await storedEvents(agent.id)).toHaveLength(3);
+  });
+
+  test("the same id twice in one batch is stored once", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const event = validEvents.retrieved(domain);
+    const res = await call("POST", "/events", {
+      key: agent.key,
+      body: batch([event, event], { session_id: crypto.randomUUID() }),
+    });
+    expect(res.body.events_created).toBe(1);
+  });
+
+  test("dedupe is per reporting organisation: another reporter's identical event is its own", async () => {
+    const [a, b] = [await createTestOrg({ type: "agent" }), await createTestOrg({ type: "platform" })];
+    const event = validEvents.retrieved(domain, { source_role: "edge" });
+    for (const org of [a, b]) {
+      const res = await call("POST", "/events", { key: org.key, body: batch([event]) });
+      expect(res.body.events_created).toBe(1);
+    }
+  });
+});
+
+describe("atomic refusal", () => {
+  test("one 422 lists every invalid event by index, path and reason; nothing is stored", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const events = [
+      validEvents.retrieved(domain),
+      { ...validEvents.cited(domain), output_id: undefined },
+      validEvents.grounded(domain),
+      { ...validEvents.retrieved(domain), timestamp: 12 },
+      { ...validEvents.presented(domain), type: "content_displayed" },
+      validEvents.engaged(domain, { ctx_token: `ctx_${"Z".repeat(43)}`, presentation_id: undefined }),
+    ];
+    const sessionId = crypto.randomUUID();
+    const res = await call("POST", "/events", { key: agent.key, body: batch(events, { session_id: sessionId }) });
+    expect(res.status).toBe(422);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    expect(res.body.invalid_events).toEqual([1, 3, 4, 5]);
+    const paths = res.body.errors.map((e: { path: string }) => e.path);
+    expect(paths).toEqual(
+      expect.arrayContaining(["/events/1/output_id", "/events/3/timestamp", "/events/4/type", "/events/5/ctx_token"]),
+    );
+    for (const error of res.body.errors) expect(typeof error.message).toBe("string");
+    expect(await storedEvents(agent.id)).toEqual([]);
+    expect(await sessionCount(agent.id)).toBe(0);
+  });
+
+  test("a batch over the event limit is refused", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const events = Array.from({ length: 1001 }, () => validEvents.retrieved(domain, { timestamp: ago(10) }));
+    const res = await call("POST", "/events", {
+      key: agent.key,
+      body: batch(events, { session_id: crypto.randomUUID() }),
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0].path).toBe("/events");
+    expect(await storedEvents(agent.id)).toEqual([]);
+  });
+
+  test("an empty event_batch is refused", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const res = await call("POST", "/events", { key: agent.key, body: batch([]) });
+    expect(res.status).toBe(422);
+  });
+});

@@ -1,0 +1,142 @@
+import { describe, expect, test } from "bun:test";
+import { sha256 } from "../../src/modules/keys/key-format.ts";
+import { createTestOrg } from "../support/fixtures.ts";
+import { call } from "../support/http.ts";
+import { testRuntime } from "../support/runtime.ts";
+import { batch, validEvents } from "../support/telemetry-events.ts";
+import { storedEvents } from "../support/telemetry-store.ts";
+
+const contentUrl = "https://shop.example.net/product/42";
+
+async function agentWithToken() {
+  const agent = await createTestOrg({ type: "agent" });
+  const { body: session } = await call("POST", "/sessions/start", {
+    key: agent.key,
+    body: { agent_id: "assistant-3" },
+  });
+  const res = await call("POST", "/click-tokens", {
+    key: agent.key,
+    body: { session_id: session.session_id, content_url: contentUrl },
+  });
+  return { agent, sessionId: session.session_id as string, res, token: res.body.token as string };
+}
+
+describe("POST /click-tokens", () => {
+  test("issues a high-entropy url-safe ctx_ token stored only as a hash, expiring after 90 days", async () => {
+    const { res, sessionId, token } = await agentWithToken();
+    expect(res.status).toBe(200);
+    expect(token).toMatch(/^ctx_[A-Za-z0-9_-]{43}$/);
+    expect(res.body).toMatchObject({ session_id: sessionId, content_url: contentUrl });
+    const days = (Date.parse(res.body.expires_at) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(89.99);
+    expect(days).toBeLessThan(90.01);
+    const { ctx } = await testRuntime();
+    const rows = await ctx.sql`SELECT token_hash FROM click_tokens WHERE session_id = ${sessionId}::uuid`;
+    expect(rows).toHaveLength(1);
+    expect(Buffer.from(rows[0]?.token_hash).equals(Buffer.from(sha256(token)))).toBe(true);
+  });
+
+  test("two tokens for the same session differ", async () => {
+    const { agent, sessionId, token } = await agentWithToken();
+    const again = await call("POST", "/click-tokens", {
+      key: agent.key,
+      body: { session_id: sessionId, content_url: contentUrl },
+    });
+    expect(again.body.token).not.toBe(token);
+  });
+
+  test("only for the caller's own session", async () => {
+    const { sessionId } = await agentWithToken();
+    const other = await createTestOrg({ type: "platform" });
+    for (const session_id of [sessionId, crypto.randomUUID()]) {
+      const res = await call("POST", "/click-tokens", {
+        key: other.key,
+        body: { session_id, content_url: contentUrl },
+      });
+      expect(res.status).toBe(404);
+      expect(res.body.code).toBe("session_not_found");
+    }
+  });
+
+  test("content-owner keys cannot issue tokens", async () => {
+    const owner = await createTestOrg();
+    const res = await call("POST", "/click-tokens", {
+      key: owner.key,
+      body: { session_id: crypto.randomUUID(), content_url: contentUrl },
+    });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe("platform_key_required");
+  });
+
+  test("content_url must be http(s)", async () => {
+    const { agent, sessionId } = await agentWithToken();
+    const res = await call("POST", "/click-tokens", {
+      key: agent.key,
+      body: { session_id: sessionId, content_url: "javascript:alert(1)" },
+    });
+    expect(res.status).toBe(422);
+  });
+});
+
+describe("ctx_token on events", () => {
+  test("an engagement reported by another organisation resolves to the token's session", async () => {
+    const { sessionId, token } = await agentWithToken();
+    const network = await createTestOrg({ type: "platform" });
+    const res = await call("POST", "/events", {
+      key: network.key,
+      body: batch([
+        validEvents.engaged("shop.example.net", { presentation_id: undefined, ctx_token: token }),
+        validEvents.checkout({ ctx_token: token }),
+      ]),
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.events_created).toBe(2);
+    const stored = await storedEvents(network.id);
+    expect(stored.map((e) => e.session_id)).toEqual([sessionId, sessionId]);
+    expect(stored.every((e) => e.org_id === network.id && e.agent_id === "assistant-3")).toBe(true);
+  });
+
+  test("an envelope ctx_token applies to every event of the batch", async () => {
+    const { sessionId, token } = await agentWithToken();
+    const network = await createTestOrg({ type: "platform" });
+    const res = await call("POST", "/events", {
+      key: network.key,
+      body: batch([validEvents.checkout()], { ctx_token: token }),
+    });
+    expect(res.status).toBe(200);
+    expect((await storedEvents(network.id))[0]?.session_id).toBe(sessionId);
+  });
+
+  test("an unknown, malformed or expired token is an error for that event", async () => {
+    const { token } = await agentWithToken();
+    const { ctx } = await testRuntime();
+    const expired = await agentWithToken();
+    await ctx.sql`UPDATE click_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = ${sha256(expired.token)}`;
+    const network = await createTestOrg({ type: "platform" });
+    const res = await call("POST", "/events", {
+      key: network.key,
+      body: batch([
+        validEvents.checkout({ ctx_token: token }),
+        validEvents.checkout({ ctx_token: `ctx_${"q".repeat(43)}` }),
+        validEvents.checkout({ ctx_token: "ctx_short" }),
+        validEvents.checkout({ ctx_token: expired.token }),
+      ]),
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.invalid_events).toEqual([1, 2, 3]);
+    expect(res.body.errors.every((e: { message: string }) => e.message === "unknown or expired click token")).toBe(
+      true,
+    );
+    expect(await storedEvents(network.id)).toEqual([]);
+  });
+
+  test("a ctx_token and a session_id naming different sessions are refused", async () => {
+    const { agent, token } = await agentWithToken();
+    const res = await call("POST", "/events", {
+      key: agent.key,
+      body: batch([validEvents.checkout({ ctx_token: token, session_id: crypto.randomUUID() })]),
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0].path).toBe("/events/0/ctx_token");
+  });
+});

@@ -1,0 +1,87 @@
+import { describe, expect, test } from "bun:test";
+import { createTestOrg } from "../support/fixtures.ts";
+import { call } from "../support/http.ts";
+import { validEvents } from "../support/telemetry-events.ts";
+import { storedEvents } from "../support/telemetry-store.ts";
+
+const fullTurn = {
+  query_text: "how do I fix a bike chain?",
+  response_text: "Use a chain tool…",
+  query_intent: "how_to",
+  response_type: "answer",
+  response_mode: "standard",
+  topics: ["cycling"],
+  content_urls_retrieved: ["https://bikes.example.com/chain"],
+  content_urls_cited: ["https://bikes.example.com/chain"],
+  query_tokens: 9,
+  response_tokens: 120,
+  model_id: "model-x",
+  ad_rendered: false,
+  mood: "cheerful",
+};
+const everyField = Object.keys(fullTurn).filter((key) => key !== "mood");
+const intentFields = everyField.filter((key) => key !== "query_text" && key !== "response_text");
+const minimalFields = ["content_urls_retrieved", "content_urls_cited", "query_tokens", "response_tokens"];
+
+async function storedTurn(turn: Record<string, unknown>, sessionPrivacy?: string) {
+  const agent = await createTestOrg({ type: "agent" });
+  const event = validEvents.turnStarted({ turn });
+  const body = sessionPrivacy
+    ? { schema_version: "1.0", session_id: crypto.randomUUID(), privacy_level: sessionPrivacy, events: [event] }
+    : { document_type: "event", schema_version: "1.0", session_id: crypto.randomUUID(), event };
+  const res = await call("POST", "/events", { key: agent.key, body });
+  expect(res.status).toBe(200);
+  const [stored] = await storedEvents(agent.id);
+  return stored?.turn as Record<string, unknown>;
+}
+
+const keysOf = (turn: Record<string, unknown>) =>
+  Object.keys(turn)
+    .filter((key) => key !== "privacy_level")
+    .sort();
+
+describe("turn privacy stripping", () => {
+  test("full and summary keep every known field (unknown ones are dropped)", async () => {
+    for (const level of ["full", "summary"]) {
+      const turn = await storedTurn({ ...fullTurn, privacy_level: level });
+      expect(turn.privacy_level).toBe(level);
+      expect(keysOf(turn)).toEqual([...everyField].sort());
+      expect(turn.query_text).toBe(fullTurn.query_text);
+    }
+  });
+
+  test("intent withholds the query and response text", async () => {
+    const turn = await storedTurn({ ...fullTurn, privacy_level: "intent" });
+    expect(keysOf(turn)).toEqual([...intentFields].sort());
+  });
+
+  test("minimal keeps only token counts and content URLs", async () => {
+    const turn = await storedTurn({ ...fullTurn, privacy_level: "minimal" });
+    expect(keysOf(turn)).toEqual([...minimalFields].sort());
+    expect(turn.content_urls_cited).toEqual(fullTurn.content_urls_cited);
+  });
+
+  test("a missing or unknown level is minimal (fail closed)", async () => {
+    for (const level of [undefined, "everything"]) {
+      const turn = await storedTurn({ ...fullTurn, privacy_level: level });
+      expect(turn.privacy_level).toBe("minimal");
+      expect(keysOf(turn)).toEqual([...minimalFields].sort());
+    }
+  });
+
+  test("a session document's privacy_level tightens a looser turn level", async () => {
+    const turn = await storedTurn({ ...fullTurn, privacy_level: "full" }, "intent");
+    expect(turn.privacy_level).toBe("intent");
+    expect(turn).not.toHaveProperty("query_text");
+  });
+
+  test("turn fields on a non-turn event are not stored", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const event = validEvents.cited("p.example.com", { turn: { ...fullTurn, privacy_level: "full" } });
+    await call("POST", "/events", {
+      key: agent.key,
+      body: { document_type: "event", schema_version: "1.0", session_id: crypto.randomUUID(), event },
+    });
+    expect((await storedEvents(agent.id))[0]?.turn).toBeNull();
+  });
+});
