@@ -104,4 +104,17 @@ describe("OAuth / OpenID Connect sign-in", () => {
     const twice = JSON.stringify([1, 2].map(() => ({ id: "a", issuer: "https://a", client_id: "c" })));
     expect(() => loadConfig({ OIDC_PROVIDERS: twice })).toThrow(ConfigError);
   });
+
+  test("other identity settings are checked at start too", () => {
+    for (const env of [
+      { SIGN_IN_PURGE_CRON: "every hour" },
+      { PUBLIC_BASE_URL: "localhost:3000" },
+      { PUBLIC_BASE_URL: "https://svc.example/path" },
+      { SMTP_URL: "http://mail" },
+      { SESSION_TTL_HOURS: "0" },
+      { MAGIC_LINK_TTL_MINUTES: "61" },
+    ]) {
+      expect(() => loadConfig(env)).toThrow(ConfigError);
+    }
+  });
 });
