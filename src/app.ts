@@ -1,22 +1,44 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "./context.ts";
-import { openapiPlugin } from "./http/openapi.ts";
+import { openapiPlugin, type RouteWithBody } from "./http/openapi.ts";
 import { httpPlugin } from "./http/plugin.ts";
 import { routeMethodIndex } from "./http/routes.ts";
+import { accessRequestsModule } from "./modules/access-requests/index.ts";
+import { auditModule } from "./modules/audit/index.ts";
+import { authModule } from "./modules/auth/index.ts";
 import { clickTokensModule } from "./modules/click-tokens/index.ts";
+import { domainsModule } from "./modules/domains/index.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { ingestModule } from "./modules/ingest/index.ts";
+import { keysModule } from "./modules/keys/index.ts";
+import { membersModule } from "./modules/members/index.ts";
+import { organizationsModule } from "./modules/organizations/index.ts";
+import { partnersModule } from "./modules/partners/index.ts";
+import { resolveModule } from "./modules/resolve/index.ts";
+import { settingsModule } from "./modules/settings/index.ts";
 
 /** The whole HTTP surface; `main.ts` serves it, tests call `app.handle()` on it. */
 export function createApp(ctx: AppContext) {
   let allowedMethods: (path: string) => string[] = () => [];
+  let routes: () => readonly RouteWithBody[] = () => [];
   const app = new Elysia()
     .use(httpPlugin(ctx, (path) => allowedMethods(path)))
-    .use(openapiPlugin())
+    .use(openapiPlugin(() => routes()))
     .use(healthModule(ctx))
     .use(ingestModule(ctx))
-    .use(clickTokensModule(ctx));
+    .use(clickTokensModule(ctx))
+    .use(authModule(ctx))
+    .use(auditModule(ctx))
+    .use(organizationsModule(ctx))
+    .use(accessRequestsModule(ctx))
+    .use(keysModule(ctx))
+    .use(domainsModule(ctx))
+    .use(membersModule(ctx))
+    .use(partnersModule(ctx))
+    .use(settingsModule(ctx))
+    .use(resolveModule(ctx));
   allowedMethods = routeMethodIndex(app.routes);
+  routes = () => app.routes;
   return app;
 }
 

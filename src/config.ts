@@ -25,9 +25,58 @@ const ConfigSchema = T.Object({
   EVENTS_COMPRESSION_CRON: T.String({ minLength: 1, default: "17 * * * *" }),
   /** Cron pattern for refreshing continuous aggregates when the embedded engine is in use. */
   AGGREGATE_REFRESH_CRON: T.String({ minLength: 1, default: "*/1 * * * *" }),
+  /** Address people reach the service at; magic links and OAuth redirect URIs are built from it. */
+  PUBLIC_BASE_URL: T.String({ pattern: "^https?://[^/]+$", default: "http://localhost:3000" }),
+  /** Comma-separated e-mail addresses whose signed-in users are operator admins. */
+  OPERATOR_ADMIN_EMAILS: T.String({ default: "" }),
+  /** Lifetime of a user session. */
+  SESSION_TTL_HOURS: T.Integer({ minimum: 1, maximum: 24 * 90, default: 24 * 7 }),
+  /** Lifetime of a magic sign-in link. */
+  MAGIC_LINK_TTL_MINUTES: T.Integer({ minimum: 1, maximum: 60, default: 15 }),
+  /** Marks the session cookie Secure; turn off only for plain-HTTP local development. */
+  SESSION_COOKIE_SECURE: T.Boolean({ default: true }),
+  /** SMTP server for outgoing mail (smtp:// or smtps://); unset: mail is logged and kept in the mail_outbox table. */
+  SMTP_URL: T.Optional(T.String({ pattern: "^smtps?://" })),
+  MAIL_FROM: T.String({ minLength: 3, default: "Content Telemetry <no-reply@localhost>" }),
+  /**
+   * OpenID Connect providers as a JSON array of
+   * {"id", "issuer", "client_id", "client_secret"?, "scopes"?}; "[]" disables OAuth sign-in.
+   */
+  OIDC_PROVIDERS: T.String({ default: "[]" }),
+  /** Cron pattern for deleting expired sign-in links, OAuth states and ended sessions. */
+  SIGN_IN_PURGE_CRON: T.String({ minLength: 1, default: "17 * * * *" }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
+
+/** One OpenID Connect provider users may sign in with. */
+const OidcProviderSchema = T.Object({
+  id: T.String({ pattern: "^[a-z0-9][a-z0-9-]{0,39}$" }),
+  issuer: T.String({ pattern: "^https?://" }),
+  client_id: T.String({ minLength: 1 }),
+  /** Omitted for public clients (PKCE alone). */
+  client_secret: T.Optional(T.String({ minLength: 1 })),
+  scopes: T.Optional(T.String({ minLength: 1 })),
+});
+export type OidcProviderConfig = Static<typeof OidcProviderSchema>;
+
+/** The OIDC_PROVIDERS setting, parsed and checked (a ConfigError names what is wrong). */
+export function parseOidcProviders(text: string): OidcProviderConfig[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ConfigError("Invalid configuration: OIDC_PROVIDERS is not JSON");
+  }
+  const schema = T.Array(OidcProviderSchema);
+  const first = Value.Errors(schema, value).First();
+  if (first) throw new ConfigError(`Invalid configuration: OIDC_PROVIDERS${first.path} ${first.message}`);
+  const providers = value as OidcProviderConfig[];
+  if (new Set(providers.map((p) => p.id)).size !== providers.length) {
+    throw new ConfigError("Invalid configuration: OIDC_PROVIDERS has duplicate ids");
+  }
+  return providers;
+}
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -47,12 +96,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration: ${variable} ${first.message} (got ${JSON.stringify(raw[variable])})`);
   }
   const config = converted as Config;
-  for (const name of ["EVENTS_COMPRESSION_CRON", "AGGREGATE_REFRESH_CRON"] as const) {
+  for (const name of ["EVENTS_COMPRESSION_CRON", "AGGREGATE_REFRESH_CRON", "SIGN_IN_PURGE_CRON"] as const) {
     try {
       new Cron(config[name], { paused: true }).stop();
     } catch (error) {
       throw new ConfigError(`Invalid configuration: ${name} is not a cron pattern (${(error as Error).message})`);
     }
   }
+  parseOidcProviders(config.OIDC_PROVIDERS);
   return config;
 }

@@ -1,6 +1,8 @@
 import type { Config } from "./config.ts";
 import type { DatabaseKind, Sql } from "./db/client.ts";
 import type { Logger } from "./log.ts";
+import type { Mailer } from "./modules/auth/mailer.ts";
+import type { DomainProbe } from "./modules/domains/probe.ts";
 import type { KeyAuthenticator } from "./modules/keys/authenticator.ts";
 
 /** What every module needs from the running process, handed in rather than imported. */
@@ -10,4 +12,7 @@ export interface AppContext {
   sql: Sql;
   databaseKind: DatabaseKind;
   keys: KeyAuthenticator;
+  mailer: Mailer;
+  /** DNS and HTTPS as domain verification sees them (replaced in tests). */
+  domainProbe: DomainProbe;
 }

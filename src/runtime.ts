@@ -3,6 +3,8 @@ import type { AppContext } from "./context.ts";
 import { type Database, openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import type { Logger } from "./log.ts";
+import { createMailer } from "./modules/auth/mailer.ts";
+import { systemDomainProbe } from "./modules/domains/probe.ts";
 import { KeyAuthenticator } from "./modules/keys/authenticator.ts";
 
 export function buildContext(config: Config, log: Logger, db: Pick<Database, "sql" | "kind">): AppContext {
@@ -12,6 +14,8 @@ export function buildContext(config: Config, log: Logger, db: Pick<Database, "sq
     sql: db.sql,
     databaseKind: db.kind,
     keys: new KeyAuthenticator(db.sql, log, config.KEY_CACHE_TTL_SECONDS),
+    mailer: createMailer(config, db.sql, log),
+    domainProbe: systemDomainProbe,
   };
 }
 

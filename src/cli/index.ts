@@ -5,8 +5,9 @@ import { migrate } from "../db/migrate.ts";
 import { createLogger } from "../log.ts";
 import { type Command, UsageError } from "./command.ts";
 import { identityCommands } from "./commands/identity.ts";
+import { mailCommands } from "./commands/mail.ts";
 
-const commands: Command[] = [...identityCommands];
+const commands: Command[] = [...identityCommands, ...mailCommands];
 
 function usage(): string {
   const lines = commands.map((c) => {

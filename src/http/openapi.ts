@@ -1,21 +1,60 @@
 import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import { sessionCookieName } from "./session-auth.ts";
 
-export const openapiPlugin = () =>
-  openapi({
-    path: "/openapi",
-    specPath: "/openapi/json",
-    documentation: {
-      info: {
-        title: "Content Telemetry reporting and query service",
-        version: "0.1.0",
-        description:
-          "Ingest of Content Telemetry v1 sessions and events, content-owner reads, click tokens and the identity control plane. Every error is an RFC 9457 problem (application/problem+json) with a stable `code`; validation errors list each failing field in `errors`.",
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
-          session: { type: "http", scheme: "bearer" },
+export interface RouteWithBody {
+  method: string;
+  path: string;
+  hooks: { body?: unknown };
+}
+
+interface OpenApiDocument {
+  paths?: Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>>;
+}
+
+/**
+ * @elysiajs/openapi names a request body's media type only from string parsers;
+ * the global JSON reader (src/http/plugin.ts) is a function, so every body came
+ * out as `content: {}`. Every body here is JSON: fill in the route's schema.
+ */
+export function fillJsonRequestBodies(document: OpenApiDocument, routes: readonly RouteWithBody[]): void {
+  for (const route of routes) {
+    if (!route.hooks.body) continue;
+    const path = route.path.replace(/:([^/]+)/g, "{$1}");
+    const requestBody = document.paths?.[path]?.[route.method.toLowerCase()]?.requestBody;
+    if (requestBody && Object.keys(requestBody.content ?? {}).length === 0) {
+      requestBody.content = { "application/json": { schema: route.hooks.body } };
+    }
+  }
+}
+
+const specPath = "/openapi/json";
+
+export const openapiPlugin = (routes: () => readonly RouteWithBody[]) =>
+  new Elysia({ name: "openapi-json-bodies" })
+    .onAfterHandle({ as: "global" }, ({ path, response }) => {
+      if (path === specPath && response && typeof response === "object") {
+        fillJsonRequestBodies(response as OpenApiDocument, routes());
+      }
+    })
+    .use(
+      openapi({
+        path: "/openapi",
+        specPath,
+        documentation: {
+          info: {
+            title: "Content Telemetry reporting and query service",
+            version: "0.1.0",
+            description:
+              "Ingest of Content Telemetry v1 sessions and events, content-owner reads, click tokens and the identity control plane. Every error is an RFC 9457 problem (application/problem+json) with a stable `code`; validation errors list each failing field in `errors`.",
+          },
+          components: {
+            securitySchemes: {
+              apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
+              session: { type: "http", scheme: "bearer" },
+              sessionCookie: { type: "apiKey", in: "cookie", name: sessionCookieName },
+            },
+          },
         },
-      },
-    },
-  });
+      }),
+    );

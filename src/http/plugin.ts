@@ -33,6 +33,12 @@ function fromPostgres(error: postgres.PostgresError): ProblemError | undefined {
   switch (error.code) {
     case "23505":
       return problems.conflict("conflict", "a record with the same identity already exists");
+    case "22021":
+      return problems.invalid(
+        "text values cannot contain NUL (\\u0000) characters",
+        [{ path: "/", message: "a text value contains a NUL character" }],
+        "invalid_text",
+      );
     case "57014":
       return problems.unavailable("query_timeout", "the query took too long; narrow the time range or try again");
     case "57P01":
@@ -42,6 +48,12 @@ function fromPostgres(error: postgres.PostgresError): ProblemError | undefined {
     default:
       return undefined;
   }
+}
+
+function hasNoBody(request: Request): boolean {
+  return (
+    !request.headers.get("content-type") && (request.body === null || request.headers.get("content-length") === "0")
+  );
 }
 
 const connectionErrors = new Set([
@@ -66,7 +78,10 @@ export const httpPlugin = (ctx: AppContext, allowedMethods: (path: string) => st
       requestStarts.set(request, performance.now());
       set.headers["x-request-id"] = id;
     })
-    .onParse({ as: "global" }, ({ request }) => readJsonBody(request, ctx.config.MAX_BODY_BYTES))
+    // A bodiless request (POST …/approve, …/sign-out) is left unparsed; routes with a body schema then answer 422.
+    .onParse({ as: "global" }, ({ request }) =>
+      hasNoBody(request) ? undefined : readJsonBody(request, ctx.config.MAX_BODY_BYTES),
+    )
     .onError({ as: "global" }, ({ code, error: thrown, request, path }) => {
       const requestId = requestIds.get(request);
       // Elysia wraps whatever the body parser throws in a ParseError; the cause is ours.

@@ -1,5 +1,6 @@
 import type { AppContext } from "../context.ts";
 import { scheduleEventCompression } from "./compress-events.ts";
+import { signInPurgeJob } from "./sign-in-purge.ts";
 
 export interface Jobs {
   stop(): void;
@@ -7,7 +8,7 @@ export interface Jobs {
 
 /** Starts the process's scheduled jobs (each holds an advisory lock while it runs). */
 export function startJobs(ctx: AppContext): Jobs {
-  const running: { stop(): void }[] = [];
+  const running: { stop(): void }[] = [signInPurgeJob(ctx)];
   const compression = scheduleEventCompression(ctx);
   if (compression) running.push(compression);
   return {

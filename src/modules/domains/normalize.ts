@@ -1,3 +1,5 @@
+import { getPublicSuffix } from "tldts";
+
 /** Why a host cannot be registered as a content owner's domain. */
 export class DomainError extends Error {
   override name = "DomainError";
@@ -8,7 +10,9 @@ const ipv4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /**
  * Canonical form of a registrable host: lower case, no trailing dot, IDN in
- * punycode (via the WHATWG URL parser), at least two labels; IPs and localhost refused.
+ * punycode (via the WHATWG URL parser), at least two labels; IPs, localhost and
+ * public suffixes (ICANN and private sections of the Public Suffix List, such as
+ * `co.uk` or `github.io`) refused: no one organisation can own those.
  */
 export function normalizeDomain(input: string): string {
   const trimmed = input.trim().replace(/\.$/, "");
@@ -26,6 +30,9 @@ export function normalizeDomain(input: string): string {
   const labels = host.split(".");
   if (labels.length < 2 || !labels.every((l) => label.test(l)) || host.length > 253) {
     throw new DomainError(`"${input}" is not a registrable domain name`);
+  }
+  if (getPublicSuffix(host, { allowPrivateDomains: true }) === host) {
+    throw new DomainError(`${host} is a public suffix and cannot be registered`);
   }
   return host;
 }

@@ -12,6 +12,8 @@ export interface Domain {
   verification_method: VerificationMethod | null;
   verified_at: Date | null;
   created_at: Date;
+  /** The secret the owner publishes to prove control (see verification.ts). */
+  challenge: string;
 }
 
 export class DomainConflictError extends Error {
@@ -50,6 +52,29 @@ export async function verifyDomain(
   return row;
 }
 
-export async function listDomains(sql: Queryable, orgId: string): Promise<Domain[]> {
-  return sql<Domain[]>`SELECT * FROM domains WHERE org_id = ${orgId}::uuid ORDER BY domain`;
+export async function listDomains(
+  sql: Queryable,
+  orgId: string,
+  page: { limit: number; offset: number } = { limit: 1000, offset: 0 },
+): Promise<Domain[]> {
+  return sql<Domain[]>`
+    SELECT * FROM domains WHERE org_id = ${orgId}::uuid ORDER BY domain LIMIT ${page.limit} OFFSET ${page.offset}`;
+}
+
+export async function countDomains(sql: Queryable, orgId: string): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM domains WHERE org_id = ${orgId}::uuid`;
+  return row?.n ?? 0;
+}
+
+/** One domain of an organisation, by its canonical name. */
+export async function findDomain(sql: Queryable, orgId: string, domain: string): Promise<Domain | undefined> {
+  const [row] = await sql<Domain[]>`SELECT * FROM domains WHERE org_id = ${orgId}::uuid AND domain = ${domain}`;
+  return row;
+}
+
+export async function removeDomain(sql: Queryable, orgId: string, domain: string): Promise<Domain | undefined> {
+  const [row] = await sql<
+    Domain[]
+  >`DELETE FROM domains WHERE org_id = ${orgId}::uuid AND domain = ${domain} RETURNING *`;
+  return row;
 }

@@ -38,8 +38,19 @@ export async function createApiKey(
   return { key: minted.raw, record: record as ApiKeyRecord };
 }
 
-export async function listApiKeys(sql: Queryable, orgId: string): Promise<ApiKeyRecord[]> {
-  return sql<ApiKeyRecord[]>`SELECT ${listed(sql)} FROM api_keys WHERE org_id = ${orgId}::uuid ORDER BY created_at, id`;
+export async function listApiKeys(
+  sql: Queryable,
+  orgId: string,
+  page: { limit: number; offset: number } = { limit: 1000, offset: 0 },
+): Promise<ApiKeyRecord[]> {
+  return sql<ApiKeyRecord[]>`
+    SELECT ${listed(sql)} FROM api_keys WHERE org_id = ${orgId}::uuid
+    ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`;
+}
+
+export async function countApiKeys(sql: Queryable, orgId: string): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM api_keys WHERE org_id = ${orgId}::uuid`;
+  return row?.n ?? 0;
 }
 
 /** Revokes a key (idempotent: the first revocation time is kept). Undefined when no such key. */

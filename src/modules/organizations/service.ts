@@ -1,4 +1,5 @@
 import type { Queryable } from "../../db/client.ts";
+import type { MemberRole } from "./access.ts";
 
 export const orgTypes = ["content_owner", "platform", "agent"] as const;
 export type OrgType = (typeof orgTypes)[number];
@@ -28,4 +29,31 @@ export async function findOrganization(sql: Queryable, id: string): Promise<Orga
   const [org] = await sql<Organization[]>`
     SELECT id, name, org_type, created_at FROM organizations WHERE id = ${id}::uuid`;
   return org;
+}
+
+/** An organisation as a member sees it in lists: with the member's role. */
+export interface MemberOrganization extends Organization {
+  role: MemberRole;
+}
+
+export async function addMember(sql: Queryable, orgId: string, userId: string, role: MemberRole): Promise<void> {
+  await sql`
+    INSERT INTO organization_members (org_id, user_id, role) VALUES (${orgId}::uuid, ${userId}::uuid, ${role})
+    ON CONFLICT (org_id, user_id) DO NOTHING`;
+}
+
+export async function listUserOrganizations(
+  sql: Queryable,
+  userId: string,
+  page: { limit: number; offset: number },
+): Promise<{ items: MemberOrganization[]; total: number }> {
+  const items = await sql<MemberOrganization[]>`
+    SELECT o.id, o.name, o.org_type, o.created_at, m.role
+    FROM organization_members m JOIN organizations o ON o.id = m.org_id
+    WHERE m.user_id = ${userId}::uuid
+    ORDER BY o.created_at, o.id
+    LIMIT ${page.limit} OFFSET ${page.offset}`;
+  const [count] = await sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM organization_members WHERE user_id = ${userId}::uuid`;
+  return { items, total: count?.n ?? 0 };
 }

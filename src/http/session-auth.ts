@@ -1,0 +1,86 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import type { AuditActor } from "../modules/audit/service.ts";
+import { operatorAdminEmails } from "../modules/auth/operator-admins.ts";
+import { authenticateSession, type SessionUser } from "../modules/auth/sessions.ts";
+import type { Principal } from "../modules/keys/authenticator.ts";
+import { problems } from "./problem.ts";
+
+export const sessionCookieName = "svc_session";
+
+/** The session token from `Authorization: Bearer …` or, failing that, the session cookie. */
+export function presentedSessionToken(headers: Record<string, string | undefined>): string | undefined {
+  const authorization = headers.authorization;
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    return match?.[1];
+  }
+  for (const part of (headers.cookie ?? "").split(";")) {
+    const [name, ...value] = part.trim().split("=");
+    if (name === sessionCookieName) return value.join("=") || undefined;
+  }
+  return undefined;
+}
+
+/** Set-Cookie value carrying a session (HttpOnly, SameSite=Lax so sign-in redirects keep it). */
+export function sessionCookie(token: string, expiresAt: Date, secure: boolean): string {
+  const maxAge = Math.max(0, Math.floor((expiresAt.getTime() - Date.now()) / 1000));
+  return `${sessionCookieName}=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? "; Secure" : ""}`;
+}
+
+export function clearedSessionCookie(secure: boolean): string {
+  return `${sessionCookieName}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure ? "; Secure" : ""}`;
+}
+
+/** Whoever calls an endpoint that accepts either credential. */
+export type Caller = { kind: "session"; user: SessionUser } | { kind: "key"; principal: Principal };
+
+export function auditActorOf(caller: Caller): AuditActor {
+  return caller.kind === "session"
+    ? { type: "user", id: caller.user.userId, label: caller.user.email }
+    : { type: "api_key", id: caller.principal.keyId, label: null };
+}
+
+/**
+ * `session: true` requires a signed-in user (401 without one); `session: "operator_admin"`
+ * also requires the user's e-mail on OPERATOR_ADMIN_EMAILS (403 otherwise). An API key
+ * never stands in for a session: a valid key alone is 403 `session_required`.
+ * `caller: true` accepts an API key in X-API-Key or a session; which one may do
+ * what is decided per organisation by the route (see organizations/access.ts).
+ */
+export const sessionAuth = (ctx: AppContext) => {
+  const admins = operatorAdminEmails(ctx.config.OPERATOR_ADMIN_EMAILS);
+  return new Elysia({ name: "auth.session" }).macro({
+    session: (required: true | "operator_admin") => ({
+      async resolve({ headers }) {
+        const token = presentedSessionToken(headers);
+        if (!token && headers["x-api-key"]) {
+          await ctx.keys.authenticate(headers["x-api-key"]);
+          throw problems.forbidden("session_required", "this endpoint needs a signed-in user session, not an API key");
+        }
+        const user = await authenticateSession(ctx.sql, token, admins);
+        if (required === "operator_admin" && !user.isOperatorAdmin) {
+          throw problems.forbidden("operator_admin_required", "this endpoint is for operator admins");
+        }
+        return { user };
+      },
+    }),
+    caller: (_accepted: true) => ({
+      async resolve({ headers }) {
+        if (headers["x-api-key"]) {
+          return { caller: { kind: "key", principal: await ctx.keys.authenticate(headers["x-api-key"]) } as Caller };
+        }
+        const token = presentedSessionToken(headers);
+        if (!token)
+          throw problems.unauthorized(
+            "send an API key in X-API-Key, or a user session (Authorization: Bearer or cookie)",
+          );
+        return { caller: { kind: "session", user: await authenticateSession(ctx.sql, token, admins) } as Caller };
+      },
+    }),
+  });
+};
+
+/** OpenAPI security requirements of session-only routes and of routes taking either credential. */
+export const sessionSecurity: { [scheme: string]: string[] }[] = [{ session: [] }, { sessionCookie: [] }];
+export const sessionOrKeySecurity: { [scheme: string]: string[] }[] = [...sessionSecurity, { apiKey: [] }];

@@ -1,0 +1,121 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../../context.ts";
+import { requireObjectBody } from "../../http/object-body.ts";
+import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
+import { auditActorOf, sessionAuth, sessionSecurity } from "../../http/session-auth.ts";
+import { AccessRequestBody, AccessRequestRecord, AccessRequestStatus, ReviewBody } from "./model.ts";
+import { type AccessRequestType, listAccessRequests, reviewAccessRequest, submitAccessRequest } from "./service.ts";
+
+/** POST and GET of one kind of access request (platform or agent): same body, same record. */
+const requestRoutes = (ctx: AppContext, orgType: AccessRequestType) =>
+  new Elysia({ name: `identity.access-requests.${orgType}` })
+    .use(sessionAuth(ctx))
+    .post(
+      `/${orgType}-access-requests`,
+      async ({ body, user, set }) => {
+        set.status = 201;
+        return submitAccessRequest(ctx.sql, {
+          orgType,
+          userId: user.userId,
+          orgName: body.org_name,
+          adminEmail: body.admin_email,
+          useCase: body.use_case,
+          actor: auditActorOf({ kind: "session", user }),
+        });
+      },
+      {
+        session: true,
+        body: AccessRequestBody,
+        response: { 201: AccessRequestRecord },
+        detail: {
+          summary: `Ask for a ${orgType} organisation (status pending until an operator admin reviews it)`,
+          security: sessionSecurity,
+        },
+      },
+    )
+    .get(
+      `/${orgType}-access-requests`,
+      async ({ user, query }) => {
+        const page = pageOf(query);
+        return { ...(await listAccessRequests(ctx.sql, { userId: user.userId, orgType }, page)), ...page };
+      },
+      {
+        session: true,
+        query: t.Object(PageQuery),
+        response: Paged(AccessRequestRecord),
+        detail: { summary: `The caller's own ${orgType} access requests`, security: sessionSecurity },
+      },
+    );
+
+export const accessRequestsModule = (ctx: AppContext) =>
+  new Elysia({
+    name: "identity.access-requests",
+    prefix: "/api/v1/identity",
+    detail: { tags: ["Identity: access requests"] },
+  })
+    .use(sessionAuth(ctx))
+    .use(requestRoutes(ctx, "platform"))
+    .use(requestRoutes(ctx, "agent"))
+    .get(
+      "/admin/access-requests",
+      async ({ query }) => {
+        const page = pageOf(query);
+        const filter = { status: query.status ?? ("pending" as const), orgType: query.org_type };
+        return { ...(await listAccessRequests(ctx.sql, filter, page)), ...page };
+      },
+      {
+        session: "operator_admin",
+        query: t.Object({
+          status: t.Optional(AccessRequestStatus),
+          org_type: t.Optional(t.Union([t.Literal("platform"), t.Literal("agent")])),
+          ...PageQuery,
+        }),
+        response: Paged(AccessRequestRecord),
+        detail: {
+          summary: "Access requests to review (operator admin; pending by default)",
+          security: sessionSecurity,
+        },
+      },
+    )
+    .post(
+      "/admin/access-requests/:id/approve",
+      ({ params, body, user }) =>
+        reviewAccessRequest(ctx.sql, {
+          id: params.id,
+          decision: "approved",
+          note: body?.note ?? null,
+          reviewer: { ...auditActorOf({ kind: "session", user }), label: user.email },
+        }),
+      {
+        session: "operator_admin",
+        params: t.Object({ id: t.String({ format: "uuid" }) }),
+        body: ReviewBody,
+        transform: requireObjectBody,
+        response: AccessRequestRecord,
+        detail: {
+          summary: "Approve: creates the organisation and makes the requester its owner (409 if already reviewed)",
+          security: sessionSecurity,
+        },
+      },
+    )
+    .post(
+      "/admin/access-requests/:id/reject",
+      ({ params, body, user }) =>
+        reviewAccessRequest(ctx.sql, {
+          id: params.id,
+          decision: "rejected",
+          note: body?.note ?? null,
+          reviewer: { ...auditActorOf({ kind: "session", user }), label: user.email },
+        }),
+      {
+        session: "operator_admin",
+        params: t.Object({ id: t.String({ format: "uuid" }) }),
+        body: ReviewBody,
+        transform: requireObjectBody,
+        response: AccessRequestRecord,
+        detail: {
+          summary: "Reject, with an optional reviewer note (409 if already reviewed)",
+          security: sessionSecurity,
+        },
+      },
+    );

@@ -1,0 +1,29 @@
+import { t } from "elysia";
+import { Email } from "../auth/model.ts";
+
+export const AccessRequestBody = t.Object({
+  org_name: t.String({ minLength: 1, maxLength: 200 }),
+  admin_email: Email,
+  use_case: t.String({ minLength: 1, maxLength: 4000 }),
+});
+
+export const AccessRequestStatus = t.Union([t.Literal("pending"), t.Literal("approved"), t.Literal("rejected")]);
+
+export const AccessRequestRecord = t.Object({
+  id: t.String({ format: "uuid" }),
+  org_type: t.Union([t.Literal("platform"), t.Literal("agent")]),
+  user_id: t.String({ format: "uuid" }),
+  org_name: t.String(),
+  admin_email: t.String(),
+  use_case: t.String(),
+  status: AccessRequestStatus,
+  created_at: t.Date(),
+  reviewed_at: t.Nullable(t.Date()),
+  reviewed_by: t.Nullable(t.String({ description: "e-mail of the reviewing operator admin" })),
+  reviewer_note: t.Nullable(t.String()),
+  approved_org_id: t.Nullable(t.String({ format: "uuid" })),
+});
+
+export const ReviewBody = t.Optional(
+  t.Object({ note: t.Optional(t.String({ maxLength: 4000, description: "reviewer note, shown to the requester" })) }),
+);

@@ -1,0 +1,125 @@
+import { Elysia, t } from "elysia";
+import { parseOidcProviders } from "../../config.ts";
+import type { AppContext } from "../../context.ts";
+import { clearedSessionCookie, sessionAuth, sessionCookie, sessionSecurity } from "../../http/session-auth.ts";
+import { consumeMagicLink, sendMagicLink } from "./magic-link.ts";
+import { MagicLinkRequest, MagicLinkVerify, OidcCallbackQuery, OidcProviderParams, SignedIn, WhoAmI } from "./model.ts";
+import { OidcSignIn } from "./oidc.ts";
+import { type IssuedSession, revokeSession } from "./sessions.ts";
+import type { User } from "./users.ts";
+
+/** The response of every successful sign-in: the session in the body and as an HttpOnly cookie. */
+function signedIn(
+  ctx: AppContext,
+  set: { headers: Record<string, unknown> },
+  result: { user: User; session: IssuedSession },
+) {
+  set.headers["set-cookie"] = sessionCookie(
+    result.session.token,
+    result.session.expires_at,
+    ctx.config.SESSION_COOKIE_SECURE,
+  );
+  set.headers["cache-control"] = "no-store";
+  return {
+    session_token: result.session.token,
+    expires_at: result.session.expires_at,
+    user: { id: result.user.id, email: result.user.email },
+  };
+}
+
+export const authModule = (ctx: AppContext) => {
+  const oidc = new OidcSignIn(parseOidcProviders(ctx.config.OIDC_PROVIDERS), ctx.config);
+  return new Elysia({ name: "identity.auth", prefix: "/api/v1/identity/auth", detail: { tags: ["Identity: sign-in"] } })
+    .use(sessionAuth(ctx))
+    .post(
+      "/magic-link",
+      async ({ body, set }) => {
+        await sendMagicLink(ctx.sql, ctx.mailer, ctx.config, body.email);
+        set.status = 202;
+        return { status: "sent" as const };
+      },
+      {
+        body: MagicLinkRequest,
+        detail: {
+          summary: "Send a single-use sign-in link by e-mail",
+          description:
+            "Always 202, whether or not the address has signed in before; the link is valid once, for MAGIC_LINK_TTL_MINUTES.",
+        },
+      },
+    )
+    .get(
+      "/magic-link/verify",
+      async ({ query, set }) =>
+        signedIn(ctx, set, await consumeMagicLink(ctx.sql, query.token, ctx.config.SESSION_TTL_HOURS)),
+      {
+        query: MagicLinkVerify,
+        response: SignedIn,
+        detail: { summary: "Follow a sign-in link: spends the token and starts a session" },
+      },
+    )
+    .post(
+      "/magic-link/verify",
+      async ({ body, set }) =>
+        signedIn(ctx, set, await consumeMagicLink(ctx.sql, body.token, ctx.config.SESSION_TTL_HOURS)),
+      {
+        body: MagicLinkVerify,
+        response: SignedIn,
+        detail: { summary: "Spend a sign-in token (for clients that read the link themselves)" },
+      },
+    )
+    .get(
+      "/session",
+      ({ user }) => ({
+        user: { id: user.userId, email: user.email },
+        is_operator_admin: user.isOperatorAdmin,
+        expires_at: user.expiresAt,
+      }),
+      {
+        session: true,
+        response: WhoAmI,
+        detail: { summary: "The signed-in user", security: sessionSecurity },
+      },
+    )
+    .post(
+      "/sign-out",
+      async ({ user, set }) => {
+        await revokeSession(ctx.sql, user.sessionId);
+        set.headers["set-cookie"] = clearedSessionCookie(ctx.config.SESSION_COOKIE_SECURE);
+        set.status = 204;
+      },
+      { session: true, detail: { summary: "End the current session", security: sessionSecurity } },
+    )
+    .get(
+      "/oidc/providers",
+      () => ({ items: oidc.list().map((p) => ({ ...p, start_url: `/api/v1/identity/auth/oidc/${p.id}/start` })) }),
+      {
+        response: t.Object({ items: t.Array(t.Object({ id: t.String(), issuer: t.String(), start_url: t.String() })) }),
+        detail: { summary: "Configured OAuth/OpenID Connect sign-in providers" },
+      },
+    )
+    .get(
+      "/oidc/:provider/start",
+      async ({ params, set }) => {
+        set.status = 302;
+        set.headers.location = await oidc.start(ctx.sql, params.provider);
+        set.headers["cache-control"] = "no-store";
+      },
+      {
+        params: OidcProviderParams,
+        detail: { summary: "Start OAuth sign-in: redirects to the provider (authorization code + PKCE, state, nonce)" },
+      },
+    )
+    .get(
+      "/oidc/:provider/callback",
+      async ({ params, query, set }) => signedIn(ctx, set, await oidc.finish(ctx.sql, params.provider, query)),
+      {
+        params: OidcProviderParams,
+        query: OidcCallbackQuery,
+        response: SignedIn,
+        detail: {
+          summary:
+            "The provider's redirect back: verifies the ID token against the provider's JWKS and starts a session",
+        },
+      },
+    );
+};

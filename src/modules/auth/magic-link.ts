@@ -1,0 +1,64 @@
+import type { Config } from "../../config.ts";
+import type { Sql } from "../../db/client.ts";
+import { ProblemError, problems } from "../../http/problem.ts";
+import type { Mailer } from "./mailer.ts";
+import { hashPresentedSecret, mintSecret } from "./secrets.ts";
+import { createSession, type IssuedSession } from "./sessions.ts";
+import { findOrCreateUser, normalizeEmail, type User } from "./users.ts";
+
+export const magicLinkPrefix = "ml_";
+export const magicLinkPath = "/api/v1/identity/auth/magic-link/verify";
+
+/** Links one address may be sent per link lifetime: stops the service being used to flood an inbox. */
+export const maxOpenLinksPerAddress = 5;
+
+type MagicLinkConfig = Pick<Config, "PUBLIC_BASE_URL" | "MAGIC_LINK_TTL_MINUTES">;
+
+/** Stores a single-use token (hashed) and mails the link that carries it. */
+export async function sendMagicLink(sql: Sql, mailer: Mailer, config: MagicLinkConfig, email: string): Promise<void> {
+  const address = normalizeEmail(email);
+  const [recent] = await sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM magic_link_tokens
+    WHERE email = ${address} AND created_at > now() - make_interval(mins => ${config.MAGIC_LINK_TTL_MINUTES})`;
+  if ((recent?.n ?? 0) >= maxOpenLinksPerAddress) {
+    throw new ProblemError(
+      429,
+      "too_many_sign_in_links",
+      "Too many requests",
+      `at most ${maxOpenLinksPerAddress} sign-in links per address every ${config.MAGIC_LINK_TTL_MINUTES} minutes: use one already sent`,
+    );
+  }
+  const { raw, hash } = mintSecret(magicLinkPrefix);
+  await sql`
+    INSERT INTO magic_link_tokens (email, token_hash, expires_at)
+    VALUES (${address}, ${hash}, now() + make_interval(mins => ${config.MAGIC_LINK_TTL_MINUTES}))`;
+  const link = `${config.PUBLIC_BASE_URL}${magicLinkPath}?token=${encodeURIComponent(raw)}`;
+  await mailer.send({
+    to: address,
+    subject: "Your sign-in link",
+    text: `Sign in to Content Telemetry: ${link}\n\nThe link works once, for ${config.MAGIC_LINK_TTL_MINUTES} minutes. If you did not ask for it, ignore this message.`,
+    link,
+  });
+}
+
+/**
+ * Spends a magic-link token (atomically: a second use finds it consumed) and
+ * signs its address in, creating the user on first sign-in.
+ */
+export async function consumeMagicLink(
+  sql: Sql,
+  raw: string,
+  sessionTtlHours: number,
+): Promise<{ user: User; session: IssuedSession }> {
+  const hash = hashPresentedSecret(raw, magicLinkPrefix);
+  if (!hash) throw problems.unauthorized("the sign-in link is not valid");
+  return sql.begin(async (tx) => {
+    const [spent] = await tx<{ email: string }[]>`
+      UPDATE magic_link_tokens SET consumed_at = now()
+      WHERE token_hash = ${hash} AND consumed_at IS NULL AND expires_at > now()
+      RETURNING email`;
+    if (!spent) throw problems.unauthorized("the sign-in link is unknown, expired or already used");
+    const user = await findOrCreateUser(tx, spent.email);
+    return { user, session: await createSession(tx, user.id, sessionTtlHours) };
+  });
+}

@@ -1,0 +1,178 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../../context.ts";
+import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
+import { problems } from "../../http/problem.ts";
+import { sessionAuth, sessionOrKeySecurity } from "../../http/session-auth.ts";
+import { recordAudit } from "../audit/service.ts";
+import { resolveOrgAccess } from "../organizations/access.ts";
+import { OrgIdQuery } from "../organizations/model.ts";
+import { withDomainInput } from "./input.ts";
+import { DomainBody, DomainParams, DomainRecord, VerifyBody } from "./model.ts";
+import { normalizeDomain } from "./normalize.ts";
+import {
+  countDomains,
+  DomainConflictError,
+  findDomain,
+  listDomains,
+  registerDomain,
+  removeDomain,
+  verifyDomain,
+} from "./service.ts";
+import { checkChallenge } from "./verification.ts";
+import { domainOnWire } from "./wire.ts";
+
+const canonical = (input: string) => withDomainInput("/domain", async () => normalizeDomain(input));
+
+export const domainsModule = (ctx: AppContext) =>
+  new Elysia({ name: "identity.domains", prefix: "/api/v1/identity", detail: { tags: ["Identity: domains"] } })
+    .use(sessionAuth(ctx))
+    .post(
+      "/domains",
+      async ({ caller, query, body, set }) => {
+        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "write");
+        if (access.orgType !== "content_owner") {
+          throw problems.forbidden("content_owner_only", "only content-owner organisations register domains");
+        }
+        const domain = await withDomainInput("/domain", () =>
+          ctx.sql.begin(async (tx) => {
+            const registered = await registerDomain(tx, access.orgId, body.domain);
+            await recordAudit(tx, {
+              actor: access.actor,
+              orgId: access.orgId,
+              action: "domain.registered",
+              targetType: "domain",
+              targetId: registered.domain,
+            });
+            return registered;
+          }),
+        );
+        set.status = 201;
+        return domainOnWire(domain);
+      },
+      {
+        caller: true,
+        query: t.Object(OrgIdQuery),
+        body: DomainBody,
+        response: { 201: DomainRecord },
+        detail: {
+          summary: "Register a domain (registered, not verified; repeating it answers the same record)",
+          description:
+            "Owner/admin session or identity:write key of a content owner. IPs, localhost and public suffixes are refused (422 invalid_domain).",
+          security: sessionOrKeySecurity,
+        },
+      },
+    )
+    .get(
+      "/domains",
+      async ({ caller, query }) => {
+        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "read");
+        const page = pageOf(query);
+        const items = (await listDomains(ctx.sql, access.orgId, page)).map(domainOnWire);
+        return { items, total: await countDomains(ctx.sql, access.orgId), ...page };
+      },
+      {
+        caller: true,
+        query: t.Object({ ...OrgIdQuery, ...PageQuery }),
+        response: Paged(DomainRecord),
+        detail: {
+          summary: "The organisation's domains (member session or identity:read key)",
+          security: sessionOrKeySecurity,
+        },
+      },
+    )
+    .get(
+      "/domains/:domain",
+      async ({ caller, query, params }) => {
+        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "read");
+        const domain = await findDomain(ctx.sql, access.orgId, await canonical(params.domain));
+        if (!domain) throw problems.notFound("domain_not_found", "this organisation has not registered that domain");
+        return domainOnWire(domain);
+      },
+      {
+        caller: true,
+        query: t.Object(OrgIdQuery),
+        params: DomainParams,
+        response: DomainRecord,
+        detail: {
+          summary: "One domain, with its verification challenge while unverified",
+          security: sessionOrKeySecurity,
+        },
+      },
+    )
+    .post(
+      "/domains/:domain/verify",
+      async ({ caller, query, params, body }) => {
+        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "write");
+        const name = await canonical(params.domain);
+        const domain = await findDomain(ctx.sql, access.orgId, name);
+        if (!domain) throw problems.notFound("domain_not_found", "this organisation has not registered that domain");
+        if (domain.state === "verified") return domainOnWire(domain);
+        // The probe talks to the outside world: never while holding a transaction.
+        const failure = await checkChallenge(ctx.domainProbe, name, domain.challenge, body.method);
+        if (failure) {
+          throw problems.invalid(failure, [{ path: "/method", message: failure }], "verification_failed");
+        }
+        const verified = await ctx.sql
+          .begin(async (tx) => {
+            const row = await verifyDomain(tx, access.orgId, name, body.method);
+            await recordAudit(tx, {
+              actor: access.actor,
+              orgId: access.orgId,
+              action: "domain.verified",
+              targetType: "domain",
+              targetId: name,
+              details: { method: body.method },
+            });
+            return row;
+          })
+          .catch((error: unknown) => {
+            if (error instanceof DomainConflictError) throw problems.conflict("domain_taken", error.message);
+            throw error;
+          });
+        ctx.keys.forget({ orgId: access.orgId });
+        if (!verified) throw problems.notFound("domain_not_found", "this organisation has not registered that domain");
+        return domainOnWire(verified);
+      },
+      {
+        caller: true,
+        query: t.Object(OrgIdQuery),
+        params: DomainParams,
+        body: VerifyBody,
+        response: DomainRecord,
+        detail: {
+          summary: "Verify a registered domain by its DNS TXT record or HTTPS file",
+          description:
+            "422 verification_failed says what was missing; 409 domain_taken when another organisation holds the domain verified. A verified domain covers its subdomains.",
+          security: sessionOrKeySecurity,
+        },
+      },
+    )
+    .delete(
+      "/domains/:domain",
+      async ({ caller, query, params, set }) => {
+        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "write");
+        const name = await canonical(params.domain);
+        await ctx.sql.begin(async (tx) => {
+          const removed = await removeDomain(tx, access.orgId, name);
+          if (!removed) throw problems.notFound("domain_not_found", "this organisation has not registered that domain");
+          await recordAudit(tx, {
+            actor: access.actor,
+            orgId: access.orgId,
+            action: "domain.removed",
+            targetType: "domain",
+            targetId: name,
+          });
+        });
+        ctx.keys.forget({ orgId: access.orgId });
+        set.status = 204;
+      },
+      {
+        caller: true,
+        query: t.Object(OrgIdQuery),
+        params: DomainParams,
+        detail: {
+          summary: "Remove a domain (its data stops being visible to the organisation)",
+          security: sessionOrKeySecurity,
+        },
+      },
+    );

@@ -1,0 +1,33 @@
+import { t } from "elysia";
+
+export const DomainBody = t.Object({
+  domain: t.String({ minLength: 1, maxLength: 253, description: "host name; normalised (case, trailing dot, IDN)" }),
+});
+
+export const DomainParams = t.Object({ domain: t.String({ minLength: 1, maxLength: 253 }) });
+
+export const VerifyBody = t.Object({
+  method: t.Union([t.Literal("dns_txt"), t.Literal("https_file")], {
+    description:
+      "dns_txt: TXT record at _content-telemetry.{domain}; https_file: https://{domain}/.well-known/content-telemetry-verification.txt",
+  }),
+});
+
+export const DomainRecord = t.Object({
+  id: t.String({ format: "uuid" }),
+  organization_id: t.String({ format: "uuid" }),
+  domain: t.String(),
+  state: t.Union([t.Literal("registered"), t.Literal("verified")]),
+  verification_method: t.Nullable(t.String()),
+  verified_at: t.Nullable(t.Date()),
+  created_at: t.Date(),
+  verification: t.Nullable(
+    t.Object(
+      {
+        dns_txt: t.Object({ name: t.String(), value: t.String() }),
+        https_file: t.Object({ url: t.String(), body: t.String() }),
+      },
+      { description: "what to publish to verify; null once verified" },
+    ),
+  ),
+});

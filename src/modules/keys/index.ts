@@ -1,0 +1,121 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../../context.ts";
+import { requireObjectBody } from "../../http/object-body.ts";
+import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
+import { problems } from "../../http/problem.ts";
+import { sessionAuth, sessionOrKeySecurity } from "../../http/session-auth.ts";
+import { recordAudit } from "../audit/service.ts";
+import { resolveOrgAccess } from "../organizations/access.ts";
+import { OrgIdQuery } from "../organizations/model.ts";
+import { CreatedKey, CreateKey, KeyRecord } from "./model.ts";
+import { effectiveScopes, UnknownScopeError } from "./scopes.ts";
+import { countApiKeys, createApiKey, listApiKeys, revokeApiKey } from "./service.ts";
+
+export const keysModule = (ctx: AppContext) =>
+  new Elysia({ name: "identity.keys", prefix: "/api/v1/identity", detail: { tags: ["Identity: API keys"] } })
+    .use(sessionAuth(ctx))
+    .post(
+      "/keys",
+      async ({ caller, query, body, set }) => {
+        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "write");
+        let scopes: string[];
+        try {
+          scopes = effectiveScopes(body.scopes);
+        } catch (error) {
+          if (!(error instanceof UnknownScopeError)) throw error;
+          throw problems.invalid(error.message, [{ path: "/scopes", message: error.message }], "unknown_scope");
+        }
+        if (caller.kind === "key") {
+          const beyond = scopes.filter((scope) => !caller.principal.scopes.has(scope as never));
+          if (beyond.length > 0) {
+            throw problems.forbidden(
+              "scope_escalation",
+              `an API key cannot mint a key with scopes it lacks: ${beyond.join(", ")}`,
+              {
+                scopes: beyond,
+              },
+            );
+          }
+        }
+        const created = await ctx.sql.begin(async (tx) => {
+          const minted = await createApiKey(tx, { orgId: access.orgId, scopes, name: body.name ?? null });
+          await recordAudit(tx, {
+            actor: access.actor,
+            orgId: access.orgId,
+            action: "api_key.created",
+            targetType: "api_key",
+            targetId: minted.record.id,
+            details: { prefix: minted.record.prefix, scopes: minted.record.scopes, name: minted.record.name },
+          });
+          return minted;
+        });
+        set.status = 201;
+        set.headers["cache-control"] = "no-store";
+        return { ...created.record, key: created.key };
+      },
+      {
+        caller: true,
+        query: t.Object(OrgIdQuery),
+        body: CreateKey,
+        transform: requireObjectBody,
+        response: { 201: CreatedKey },
+        detail: {
+          summary: "Mint an API key (owner/admin session, or a key with identity:write for its own organisation)",
+          description: "The raw key is in this response only; only its hash is stored.",
+          security: sessionOrKeySecurity,
+        },
+      },
+    )
+    .get(
+      "/keys",
+      async ({ caller, query }) => {
+        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "read");
+        const page = pageOf(query);
+        const [items, total] = [
+          await listApiKeys(ctx.sql, access.orgId, page),
+          await countApiKeys(ctx.sql, access.orgId),
+        ];
+        return { items, total, ...page };
+      },
+      {
+        caller: true,
+        query: t.Object({ ...OrgIdQuery, ...PageQuery }),
+        response: Paged(KeyRecord),
+        detail: {
+          summary: "List keys: prefix, scopes, created, last used, revoked (member session, or identity:read key)",
+          security: sessionOrKeySecurity,
+        },
+      },
+    )
+    .delete(
+      "/keys/:id",
+      async ({ caller, query, params }) => {
+        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "write");
+        const revoked = await ctx.sql.begin(async (tx) => {
+          const record = await revokeApiKey(tx, params.id, access.orgId);
+          if (!record) throw problems.notFound("key_not_found", "this organisation has no such key");
+          await recordAudit(tx, {
+            actor: access.actor,
+            orgId: access.orgId,
+            action: "api_key.revoked",
+            targetType: "api_key",
+            targetId: record.id,
+            details: { prefix: record.prefix },
+          });
+          return record;
+        });
+        ctx.keys.forget({ keyId: revoked.id });
+        return revoked;
+      },
+      {
+        caller: true,
+        query: t.Object(OrgIdQuery),
+        params: t.Object({ id: t.String({ format: "uuid" }) }),
+        response: KeyRecord,
+        detail: {
+          summary:
+            "Revoke a key at once (owner/admin session, or identity:write key); repeated calls keep the first time",
+          security: sessionOrKeySecurity,
+        },
+      },
+    );

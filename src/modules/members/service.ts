@@ -1,0 +1,231 @@
+import type { Queryable, Sql } from "../../db/client.ts";
+import { problems } from "../../http/problem.ts";
+import { type AuditActor, recordAudit } from "../audit/service.ts";
+import { normalizeEmail } from "../auth/users.ts";
+import { enqueueEvent } from "../events/outbox.ts";
+import type { MemberRole } from "../organizations/access.ts";
+import { addMember } from "../organizations/service.ts";
+
+export interface Member {
+  user_id: string;
+  email: string;
+  role: MemberRole;
+  created_at: Date;
+}
+
+export interface Invite {
+  id: string;
+  org_id: string;
+  email: string;
+  role: MemberRole;
+  provisioning_org_id: string;
+  created_at: Date;
+  expires_at: Date;
+  claimed_at: Date | null;
+  claimed_by: string | null;
+  revoked_at: Date | null;
+}
+
+/** How long an invitation can be claimed. */
+export const inviteLifetimeDays = 14;
+
+export async function listMembers(
+  sql: Queryable,
+  orgId: string,
+  page: { limit: number; offset: number },
+): Promise<{ items: Member[]; total: number }> {
+  const items = await sql<Member[]>`
+    SELECT m.user_id, u.email, m.role, m.created_at
+    FROM organization_members m JOIN users u ON u.id = m.user_id
+    WHERE m.org_id = ${orgId}::uuid
+    ORDER BY m.created_at, u.email LIMIT ${page.limit} OFFSET ${page.offset}`;
+  const [count] = await sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM organization_members WHERE org_id = ${orgId}::uuid`;
+  return { items, total: count?.n ?? 0 };
+}
+
+export async function findMember(sql: Queryable, orgId: string, userId: string): Promise<Member | undefined> {
+  const [member] = await sql<Member[]>`
+    SELECT m.user_id, u.email, m.role, m.created_at
+    FROM organization_members m JOIN users u ON u.id = m.user_id
+    WHERE m.org_id = ${orgId}::uuid AND m.user_id = ${userId}::uuid`;
+  return member;
+}
+
+/** Refuses a change that would leave the organisation without an owner (409). Locks the owners meanwhile. */
+async function assertOwnerRemains(sql: Queryable, orgId: string, leavingUserId: string): Promise<void> {
+  const owners = await sql<{ user_id: string }[]>`
+    SELECT user_id FROM organization_members WHERE org_id = ${orgId}::uuid AND role = 'owner' FOR UPDATE`;
+  if (owners.every((owner) => owner.user_id === leavingUserId)) {
+    throw problems.conflict("last_owner", "an organisation keeps at least one owner: make someone else owner first");
+  }
+}
+
+export async function changeRole(
+  sql: Sql,
+  input: { orgId: string; member: Member; role: MemberRole; actor: AuditActor },
+): Promise<Member> {
+  return sql.begin(async (tx) => {
+    if (input.member.role === "owner" && input.role !== "owner") {
+      await assertOwnerRemains(tx, input.orgId, input.member.user_id);
+    }
+    await tx`
+      UPDATE organization_members SET role = ${input.role}
+      WHERE org_id = ${input.orgId}::uuid AND user_id = ${input.member.user_id}::uuid`;
+    await recordAudit(tx, {
+      actor: input.actor,
+      orgId: input.orgId,
+      action: "member.role_changed",
+      targetType: "user",
+      targetId: input.member.user_id,
+      details: { email: input.member.email, from: input.member.role, to: input.role },
+    });
+    return { ...input.member, role: input.role };
+  });
+}
+
+export async function removeMember(
+  sql: Sql,
+  input: { orgId: string; member: Member; actor: AuditActor },
+): Promise<void> {
+  await sql.begin(async (tx) => {
+    if (input.member.role === "owner") await assertOwnerRemains(tx, input.orgId, input.member.user_id);
+    await tx`
+      DELETE FROM organization_members WHERE org_id = ${input.orgId}::uuid AND user_id = ${input.member.user_id}::uuid`;
+    await recordAudit(tx, {
+      actor: input.actor,
+      orgId: input.orgId,
+      action: "member.removed",
+      targetType: "user",
+      targetId: input.member.user_id,
+      details: { email: input.member.email, role: input.member.role },
+    });
+  });
+}
+
+/** Creates an invitation (one open invitation per address and organisation: 409 otherwise). */
+export async function createInvite(
+  sql: Queryable,
+  input: { orgId: string; email: string; role: MemberRole; provisioningOrgId?: string; actor: AuditActor },
+): Promise<Invite> {
+  const email = normalizeEmail(input.email);
+  const [existing] = await sql<{ id: string }[]>`
+    SELECT id FROM invites
+    WHERE org_id = ${input.orgId}::uuid AND email = ${email} AND claimed_at IS NULL AND revoked_at IS NULL
+      AND expires_at > now()`;
+  if (existing) throw problems.conflict("invite_exists", `${email} already has an open invitation: revoke it first`);
+  // An expired, unclaimed invitation no longer blocks a new one.
+  await sql`
+    UPDATE invites SET revoked_at = now()
+    WHERE org_id = ${input.orgId}::uuid AND email = ${email} AND claimed_at IS NULL AND revoked_at IS NULL`;
+  const [invite] = await sql<Invite[]>`
+    INSERT INTO invites (org_id, email, role, provisioning_org_id, expires_at)
+    VALUES (${input.orgId}::uuid, ${email}, ${input.role}, ${input.provisioningOrgId ?? input.orgId}::uuid,
+            now() + make_interval(days => ${inviteLifetimeDays}))
+    RETURNING *`;
+  const created = invite as Invite;
+  await recordAudit(sql, {
+    actor: input.actor,
+    orgId: input.orgId,
+    action: "invite.created",
+    targetType: "invite",
+    targetId: created.id,
+    details: { email, role: input.role },
+  });
+  return created;
+}
+
+export async function listOrgInvites(
+  sql: Queryable,
+  orgId: string,
+  page: { limit: number; offset: number },
+): Promise<{ items: Invite[]; total: number }> {
+  const open = sql`org_id = ${orgId}::uuid AND claimed_at IS NULL AND revoked_at IS NULL`;
+  const items = await sql<Invite[]>`
+    SELECT * FROM invites WHERE ${open} ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`;
+  const [count] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM invites WHERE ${open}`;
+  return { items, total: count?.n ?? 0 };
+}
+
+/** Open, unexpired invitations addressed to this e-mail, with the inviting organisation's name. */
+export async function listInvitesFor(sql: Queryable, email: string) {
+  return sql<(Invite & { organization_name: string })[]>`
+    SELECT i.*, o.name AS organization_name
+    FROM invites i JOIN organizations o ON o.id = i.org_id
+    WHERE i.email = ${normalizeEmail(email)} AND i.claimed_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()
+    ORDER BY i.created_at, i.id LIMIT 100`;
+}
+
+export async function revokeInvite(
+  sql: Sql,
+  input: { orgId: string; inviteId: string; actor: AuditActor },
+): Promise<void> {
+  await sql.begin(async (tx) => {
+    const [invite] = await tx<{ id: string; email: string }[]>`
+      UPDATE invites SET revoked_at = now()
+      WHERE id = ${input.inviteId}::uuid AND org_id = ${input.orgId}::uuid AND claimed_at IS NULL AND revoked_at IS NULL
+      RETURNING id, email`;
+    if (!invite) throw problems.notFound("invite_not_found", "this organisation has no such open invitation");
+    await recordAudit(tx, {
+      actor: input.actor,
+      orgId: input.orgId,
+      action: "invite.revoked",
+      targetType: "invite",
+      targetId: invite.id,
+      details: { email: invite.email },
+    });
+  });
+}
+
+/**
+ * A signed-in user takes up an invitation addressed to their e-mail: they join
+ * with its role (keeping a higher role they already hold), and `invite.claimed`
+ * is recorded for the provisioning organisation, all in one transaction.
+ */
+export async function claimInvite(
+  sql: Sql,
+  input: { inviteId: string; userId: string; email: string; actor: AuditActor },
+): Promise<{ invite: Invite; role: MemberRole }> {
+  return sql.begin(async (tx) => {
+    const [invite] = await tx<Invite[]>`SELECT * FROM invites WHERE id = ${input.inviteId}::uuid FOR UPDATE`;
+    if (!invite || invite.revoked_at) throw problems.notFound("invite_not_found", "no such invitation");
+    if (invite.email !== normalizeEmail(input.email)) {
+      throw problems.forbidden("invite_not_for_you", "this invitation is addressed to another e-mail address");
+    }
+    if (invite.claimed_at) throw problems.conflict("invite_claimed", "this invitation has already been claimed");
+    if (invite.expires_at.getTime() <= Date.now()) throw problems.gone("invite_expired", "this invitation has expired");
+
+    await addMember(tx, invite.org_id, input.userId, invite.role);
+    const [member] = await tx<{ role: MemberRole }[]>`
+      UPDATE organization_members
+      SET role = CASE WHEN ${invite.role} = 'owner' OR (${invite.role} = 'admin' AND role = 'member') THEN ${invite.role} ELSE role END
+      WHERE org_id = ${invite.org_id}::uuid AND user_id = ${input.userId}::uuid
+      RETURNING role`;
+    const [claimed] = await tx<Invite[]>`
+      UPDATE invites SET claimed_at = now(), claimed_by = ${input.userId}::uuid WHERE id = ${invite.id} RETURNING *`;
+    const done = claimed as Invite;
+    await enqueueEvent(tx, {
+      orgId: invite.provisioning_org_id,
+      type: "invite.claimed",
+      data: {
+        invite: {
+          id: done.id,
+          organization_id: done.org_id,
+          email: done.email,
+          role: done.role,
+          claimed_at: done.claimed_at,
+        },
+        user_id: input.userId,
+      },
+    });
+    await recordAudit(tx, {
+      actor: input.actor,
+      orgId: invite.org_id,
+      action: "invite.claimed",
+      targetType: "invite",
+      targetId: invite.id,
+      details: { email: invite.email, role: invite.role },
+    });
+    return { invite: done, role: (member as { role: MemberRole }).role };
+  });
+}

@@ -1,0 +1,103 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../../context.ts";
+import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
+import { problems } from "../../http/problem.ts";
+import { auditActorOf, sessionAuth, sessionOrKeySecurity, sessionSecurity } from "../../http/session-auth.ts";
+import { withDomainInput } from "../domains/input.ts";
+import { listDomains } from "../domains/service.ts";
+import { domainOnWire } from "../domains/wire.ts";
+import { resolveOrgAccess } from "./access.ts";
+import { CreatedOrganization, CreateOrganization, OrganizationDetail, OrganizationRecord } from "./model.ts";
+import { createContentOwner } from "./self-serve.ts";
+import { findOrganization, listUserOrganizations } from "./service.ts";
+
+const accessRequestEndpoints = {
+  platform: "/api/v1/identity/platform-access-requests",
+  agent: "/api/v1/identity/agent-access-requests",
+} as const;
+
+export const organizationsModule = (ctx: AppContext) =>
+  new Elysia({
+    name: "identity.organizations",
+    prefix: "/api/v1/identity",
+    detail: { tags: ["Identity: organisations"] },
+  })
+    .use(sessionAuth(ctx))
+    .post(
+      "/organizations",
+      async ({ body, user, set }) => {
+        if (body.org_type !== "content_owner") {
+          const endpoint = accessRequestEndpoints[body.org_type];
+          throw problems.forbidden(
+            "access_request_required",
+            `${body.org_type} organisations are not self-serve: submit an access request at POST ${endpoint}`,
+            { access_request_endpoint: endpoint },
+          );
+        }
+        if (body.domain === undefined) {
+          throw problems.invalid("a content owner needs a domain", [
+            { path: "/domain", message: "is required for content_owner" },
+          ]);
+        }
+        const domain = body.domain;
+        const created = await withDomainInput("/domain", () =>
+          createContentOwner(ctx.sql, {
+            name: body.name,
+            domain,
+            ownerUserId: user.userId,
+            actor: auditActorOf({ kind: "session", user }),
+          }),
+        );
+        set.status = 201;
+        return {
+          ...created.org,
+          role: "owner" as const,
+          domains: [{ domain: created.domain.domain, state: created.domain.state }],
+        };
+      },
+      {
+        session: true,
+        body: CreateOrganization,
+        response: { 201: CreatedOrganization },
+        detail: {
+          summary: "Create a content-owner organisation (self-serve; platform and agent go through access requests)",
+          description:
+            "The caller becomes its owner; the domain is registered, not verified. org_type platform or agent answers 403 `access_request_required` with `access_request_endpoint`.",
+          security: sessionSecurity,
+        },
+      },
+    )
+    .get(
+      "/organizations",
+      async ({ user, query }) => {
+        const page = pageOf(query);
+        return { ...(await listUserOrganizations(ctx.sql, user.userId, page)), ...page };
+      },
+      {
+        session: true,
+        query: t.Object(PageQuery),
+        response: Paged(OrganizationRecord),
+        detail: { summary: "The caller's organisations, with the caller's role", security: sessionSecurity },
+      },
+    )
+    .get(
+      "/organizations/:id",
+      async ({ caller, params }) => {
+        const access = await resolveOrgAccess(ctx.sql, caller, params.id, "read");
+        const org = await findOrganization(ctx.sql, access.orgId);
+        if (!org) throw problems.notFound("organization_not_found", "no such organisation");
+        const domains = (await listDomains(ctx.sql, org.id, { limit: 100, offset: 0 })).map(domainOnWire);
+        return { ...org, role: access.role ?? null, domains };
+      },
+      {
+        caller: true,
+        params: t.Object({ id: t.String({ format: "uuid" }) }),
+        response: OrganizationDetail,
+        detail: {
+          summary: "One organisation with its domains (member session, or identity:read key of that organisation)",
+          description:
+            "`role` is the signed-in caller's role, null for API keys; at most 100 domains (see GET /domains).",
+          security: sessionOrKeySecurity,
+        },
+      },
+    );

@@ -1,0 +1,45 @@
+import { t } from "elysia";
+import { DomainRecord } from "../domains/model.ts";
+
+/** Which organisation a session acts on; keys act on their own and may leave it out. */
+export const OrgIdQuery = {
+  org_id: t.Optional(
+    t.String({
+      format: "uuid",
+      description: "organisation to act on; optional for API keys and for users who belong to one organisation",
+    }),
+  ),
+};
+
+export const OrgType = t.Union([t.Literal("content_owner"), t.Literal("platform"), t.Literal("agent")]);
+export const Role = t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]);
+
+export const CreateOrganization = t.Object({
+  name: t.String({ minLength: 1, maxLength: 200 }),
+  org_type: OrgType,
+  domain: t.Optional(
+    t.String({ minLength: 1, maxLength: 253, description: "required for content_owner; registered, not yet verified" }),
+  ),
+});
+
+export const OrganizationRecord = t.Object({
+  id: t.String({ format: "uuid" }),
+  name: t.String(),
+  org_type: OrgType,
+  created_at: t.Date(),
+  role: Role,
+});
+
+export const CreatedOrganization = t.Object({
+  ...OrganizationRecord.properties,
+  domains: t.Array(t.Object({ domain: t.String(), state: t.Union([t.Literal("registered"), t.Literal("verified")]) })),
+});
+
+export const OrganizationDetail = t.Object({
+  id: t.String({ format: "uuid" }),
+  name: t.String(),
+  org_type: OrgType,
+  created_at: t.Date(),
+  role: t.Nullable(Role),
+  domains: t.Array(DomainRecord),
+});

@@ -1,0 +1,138 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../../context.ts";
+import { apiKeyAuth } from "../../http/auth.ts";
+import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
+import { auditActorOf, sessionAuth, sessionSecurity } from "../../http/session-auth.ts";
+import { withDomainInput } from "../domains/input.ts";
+import { DomainRecord } from "../domains/model.ts";
+import { domainOnWire } from "../domains/wire.ts";
+import { mailInvite } from "../members/index.ts";
+import { AttestParams, ProvisionBody, Provisioned, ProvisionedListItem, TrustedPartnerRecord } from "./model.ts";
+import {
+  assertTrustedPartner,
+  attestDomain,
+  disableTrustedPartner,
+  enableTrustedPartner,
+  listProvisioned,
+  listTrustedPartners,
+  provisionContentOwner,
+} from "./service.ts";
+
+const partnerKey = [{ apiKey: [] }];
+const OrgParams = t.Object({ org_id: t.String({ format: "uuid" }) });
+
+export const partnersModule = (ctx: AppContext) =>
+  new Elysia({
+    name: "identity.partners",
+    prefix: "/api/v1/identity",
+    detail: { tags: ["Identity: trusted partners"] },
+  })
+    .use(sessionAuth(ctx))
+    .use(apiKeyAuth(ctx))
+    .get(
+      "/admin/trusted-partners",
+      async ({ query }) => {
+        const page = pageOf(query);
+        return { ...(await listTrustedPartners(ctx.sql, page)), ...page };
+      },
+      {
+        session: "operator_admin",
+        query: t.Object(PageQuery),
+        response: Paged(TrustedPartnerRecord),
+        detail: { summary: "Trusted partners (operator admin)", security: sessionSecurity },
+      },
+    )
+    .put(
+      "/admin/trusted-partners/:org_id",
+      ({ params, user }) =>
+        enableTrustedPartner(ctx.sql, params.org_id, { ...auditActorOf({ kind: "session", user }), label: user.email }),
+      {
+        session: "operator_admin",
+        params: OrgParams,
+        response: TrustedPartnerRecord,
+        detail: {
+          summary: "Enable a platform organisation as a trusted partner (operator admin; idempotent)",
+          security: sessionSecurity,
+        },
+      },
+    )
+    .delete(
+      "/admin/trusted-partners/:org_id",
+      async ({ params, user, set }) => {
+        await disableTrustedPartner(ctx.sql, params.org_id, auditActorOf({ kind: "session", user }));
+        set.status = 204;
+      },
+      {
+        session: "operator_admin",
+        params: OrgParams,
+        detail: { summary: "Withdraw trusted-partner status (operator admin)", security: sessionSecurity },
+      },
+    )
+    .post(
+      "/partner/organizations",
+      async ({ principal, body, set }) => {
+        await assertTrustedPartner(ctx.sql, principal);
+        const provisioned = await withDomainInput("/domains", () =>
+          provisionContentOwner(ctx.sql, {
+            partnerOrgId: principal.orgId,
+            name: body.name,
+            domains: body.domains,
+            ownerEmail: body.owner_email,
+            actor: auditActorOf({ kind: "key", principal }),
+          }),
+        );
+        await mailInvite(ctx, provisioned.invite);
+        set.status = 201;
+        return { ...provisioned, domains: provisioned.domains.map(domainOnWire) };
+      },
+      {
+        apiKey: "partner:provision",
+        body: ProvisionBody,
+        response: { 201: Provisioned },
+        detail: {
+          summary: "Provision a content owner with attested (verified) domains and an owner invitation",
+          description:
+            "Key with partner:provision and identity:write of an enabled trusted partner. 409 domain_taken when another organisation holds a domain verified; nothing is created then.",
+          security: partnerKey,
+        },
+      },
+    )
+    .get(
+      "/partner/organizations",
+      async ({ principal, query }) => {
+        await assertTrustedPartner(ctx.sql, principal);
+        const page = pageOf(query);
+        return { ...(await listProvisioned(ctx.sql, principal.orgId, page)), ...page };
+      },
+      {
+        apiKey: "partner:provision",
+        query: t.Object(PageQuery),
+        response: Paged(ProvisionedListItem),
+        detail: { summary: "Content owners this partner provisioned", security: partnerKey },
+      },
+    )
+    .post(
+      "/partner/organizations/:org_id/domains/:domain/attest",
+      async ({ principal, params }) => {
+        await assertTrustedPartner(ctx.sql, principal);
+        const domain = await withDomainInput("/domain", () =>
+          attestDomain(ctx.sql, {
+            partnerOrgId: principal.orgId,
+            orgId: params.org_id,
+            domain: params.domain,
+            actor: auditActorOf({ kind: "key", principal }),
+          }),
+        );
+        ctx.keys.forget({ orgId: params.org_id });
+        return domainOnWire(domain);
+      },
+      {
+        apiKey: "partner:provision",
+        params: AttestParams,
+        response: DomainRecord,
+        detail: {
+          summary: "Upgrade a registered domain to verified on an owner this partner provisioned (nobody else's)",
+          security: partnerKey,
+        },
+      },
+    );

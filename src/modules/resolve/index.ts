@@ -1,0 +1,48 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../../context.ts";
+import { problems } from "../../http/problem.ts";
+import { hostOfUrl } from "../domains/normalize.ts";
+import { resolveDomain } from "./service.ts";
+
+const ResolveQuery = t.Object({
+  domain: t.Optional(t.String({ minLength: 1, maxLength: 253, description: "a host name" })),
+  url: t.Optional(t.String({ minLength: 1, maxLength: 8192, description: "a URL; its host is looked up" })),
+});
+
+const Resolution = t.Object({
+  domain: t.String(),
+  handled: t.Boolean(),
+  organization: t.Nullable(t.Object({ id: t.String({ format: "uuid" }), name: t.String() })),
+});
+
+/** Host of the `domain` or `url` parameter in canonical form (lower case, punycode, no trailing dot). */
+function queriedHost(query: { domain?: string; url?: string }): string {
+  if ((query.domain === undefined) === (query.url === undefined)) {
+    throw problems.invalid("give exactly one of domain or url", [
+      { path: "/domain", message: "exactly one of domain or url is required" },
+    ]);
+  }
+  const host = query.url !== undefined ? hostOfUrl(query.url) : hostOfUrl(`http://${query.domain}/`);
+  if (!host || (query.domain !== undefined && /[/:@?#]/.test(query.domain))) {
+    const path = query.url !== undefined ? "/url" : "/domain";
+    throw problems.invalid("no host name in the query", [{ path, message: "is not a host name or a URL with one" }]);
+  }
+  return host;
+}
+
+/** Public domain resolution, served at the base address beside the reads (`{base_url}/resolve`). */
+export const resolveModule = (ctx: AppContext) =>
+  new Elysia({ name: "resolve", detail: { tags: ["Domain resolution"] } }).get(
+    "/resolve",
+    ({ query }) => resolveDomain(ctx.sql, queriedHost(query)),
+    {
+      query: ResolveQuery,
+      response: Resolution,
+      detail: {
+        summary: "Does a registered content owner handle this domain? (public)",
+        description:
+          "handled is true when a content owner has verified the host or a parent domain of it; registered-but-unverified domains do not count. Unknown domains answer handled false, organization null.",
+        security: [],
+      },
+    },
+  );

@@ -1,0 +1,24 @@
+import type { Queryable } from "../../db/client.ts";
+
+export interface Resolution {
+  domain: string;
+  handled: boolean;
+  organization: { id: string; name: string } | null;
+}
+
+/** The host and each parent domain of it, longest first: a verified domain covers its subdomains. */
+function domainAndParents(host: string): string[] {
+  const labels = host.split(".");
+  return labels.slice(0, -1).map((_, i) => labels.slice(i).join("."));
+}
+
+/** Whether a content owner has verified this host (or a parent domain of it). */
+export async function resolveDomain(sql: Queryable, host: string): Promise<Resolution> {
+  const [owner] = await sql<{ id: string; name: string }[]>`
+    SELECT o.id, o.name
+    FROM domains d JOIN organizations o ON o.id = d.org_id
+    WHERE d.state = 'verified' AND o.org_type = 'content_owner' AND d.domain IN ${sql(domainAndParents(host))}
+    ORDER BY char_length(d.domain) DESC
+    LIMIT 1`;
+  return { domain: host, handled: owner !== undefined, organization: owner ?? null };
+}

@@ -1,0 +1,72 @@
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../../context.ts";
+import { problems } from "../../http/problem.ts";
+import { sessionAuth, sessionOrKeySecurity } from "../../http/session-auth.ts";
+import { recordAudit } from "../audit/service.ts";
+import { resolveOrgAccess } from "../organizations/access.ts";
+import { OrgIdQuery } from "../organizations/model.ts";
+import { SettingsPatch, SettingsRecord } from "./model.ts";
+import { flagAppliesTo, getSettings, type SettingFlag, updateSettings } from "./service.ts";
+
+export const settingsModule = (ctx: AppContext) =>
+  new Elysia({ name: "identity.settings", prefix: "/api/v1/identity", detail: { tags: ["Identity: settings"] } })
+    .use(sessionAuth(ctx))
+    .get(
+      "/settings",
+      async ({ caller, query }) => {
+        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "read");
+        return getSettings(ctx.sql, access.orgId);
+      },
+      {
+        caller: true,
+        query: t.Object(OrgIdQuery),
+        response: SettingsRecord,
+        detail: {
+          summary: "Read the click-token settings (both flags default to false)",
+          security: sessionOrKeySecurity,
+        },
+      },
+    )
+    .patch(
+      "/settings",
+      async ({ caller, query, body }) => {
+        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "write");
+        const errors = (Object.keys(body) as SettingFlag[])
+          .filter((flag) => body[flag] !== undefined && !flagAppliesTo[flag].includes(access.orgType))
+          .map((flag) => ({
+            path: `/${flag}`,
+            message: `applies to ${flagAppliesTo[flag].join(" and ")} organisations, not ${access.orgType}`,
+          }));
+        if (errors.length > 0) {
+          throw problems.invalid(
+            "a setting does not apply to this organisation's type",
+            errors,
+            "setting_not_applicable",
+          );
+        }
+        return ctx.sql.begin(async (tx) => {
+          const settings = await updateSettings(tx, access.orgId, body);
+          await recordAudit(tx, {
+            actor: access.actor,
+            orgId: access.orgId,
+            action: "settings.updated",
+            targetType: "organization",
+            targetId: access.orgId,
+            details: body,
+          });
+          return settings;
+        });
+      },
+      {
+        caller: true,
+        query: t.Object(OrgIdQuery),
+        body: SettingsPatch,
+        response: SettingsRecord,
+        detail: {
+          summary: "Set click-token flags (owner/admin session, or identity:write key); answers the full settings",
+          description:
+            "share_sessions_via_click_tokens applies to agent and platform organisations, visible_in_click_token_lookups to content owners; a flag that does not apply is 422 `setting_not_applicable`.",
+          security: sessionOrKeySecurity,
+        },
+      },
+    );

@@ -1,0 +1,154 @@
+import { describe, expect, test } from "bun:test";
+import { purgeExpiredSignIns } from "../../src/modules/auth/purge.ts";
+import { sha256 } from "../../src/modules/keys/key-format.ts";
+import { createTestOrg } from "../support/fixtures.ts";
+import { callIdentity, latestMagicToken, signIn, signInOperatorAdmin, uniqueEmail } from "../support/identity.ts";
+import { testRuntime } from "../support/runtime.ts";
+
+const base = "/api/v1/identity/auth";
+
+async function requestLink(email: string) {
+  const res = await callIdentity("POST", `${base}/magic-link`, { body: { email } });
+  expect(res.status).toBe(202);
+  return latestMagicToken(email);
+}
+
+describe("magic-link sign-in", () => {
+  test("mails a single-use link whose token is stored only as a hash", async () => {
+    const email = uniqueEmail();
+    const token = await requestLink(email);
+    expect(token).toMatch(/^ml_[A-Za-z0-9_-]{43}$/);
+    const { ctx } = await testRuntime();
+    const rows = await ctx.sql`SELECT token_hash FROM magic_link_tokens WHERE email = ${email}`;
+    expect(rows).toHaveLength(1);
+    expect(Buffer.from(rows[0]?.token_hash).equals(Buffer.from(sha256(token)))).toBe(true);
+
+    const first = await callIdentity("POST", `${base}/magic-link/verify`, { body: { token } });
+    expect(first.status).toBe(200);
+    expect(first.body.user.email).toBe(email);
+    expect(first.body.session_token).toMatch(/^sess_[A-Za-z0-9_-]{43}$/);
+    const cookie = first.headers.get("set-cookie") ?? "";
+    expect(cookie).toContain(`svc_session=${first.body.session_token}`);
+    expect(cookie).toContain("HttpOnly");
+    expect(cookie).toContain("SameSite=Lax");
+    expect(cookie).toContain("Secure");
+
+    const second = await callIdentity("POST", `${base}/magic-link/verify`, { body: { token } });
+    expect(second.status).toBe(401);
+    expect(second.body.code).toBe("unauthorized");
+  });
+
+  test("the link itself (GET) signs in, and a returning address is the same user", async () => {
+    const email = uniqueEmail();
+    const first = await signIn(email);
+    const token = await requestLink(email.toUpperCase());
+    const res = await callIdentity("GET", `${base}/magic-link/verify?token=${encodeURIComponent(token)}`);
+    expect(res.status).toBe(200);
+    expect(res.body.user.id).toBe(first.userId);
+  });
+
+  test("an address gets at most five links per link lifetime", async () => {
+    const email = uniqueEmail();
+    for (let i = 0; i < 5; i++) await requestLink(email);
+    const res = await callIdentity("POST", `${base}/magic-link`, { body: { email } });
+    expect(res.status).toBe(429);
+    expect(res.body.code).toBe("too_many_sign_in_links");
+  });
+
+  test("an expired link is refused", async () => {
+    const email = uniqueEmail();
+    const token = await requestLink(email);
+    const { ctx } = await testRuntime();
+    await ctx.sql`UPDATE magic_link_tokens SET expires_at = now() - interval '1 second' WHERE email = ${email}`;
+    const res = await callIdentity("POST", `${base}/magic-link/verify`, { body: { token } });
+    expect(res.status).toBe(401);
+  });
+
+  test("unknown or malformed tokens are 401", async () => {
+    for (const token of [`ml_${"A".repeat(43)}`, "nonsense", `sess_${"A".repeat(43)}`]) {
+      const res = await callIdentity("POST", `${base}/magic-link/verify`, { body: { token } });
+      expect(res.status).toBe(401);
+    }
+  });
+
+  test("bad bodies are 422 or 4xx problems", async () => {
+    for (const body of [{}, { email: "not-an-address" }, { email: 5 }]) {
+      const res = await callIdentity("POST", `${base}/magic-link`, { body });
+      expect(res.status).toBe(422);
+      expect(res.body.code).toBe("validation_failed");
+    }
+    expect((await callIdentity("POST", `${base}/magic-link`, { body: "{" })).status).toBe(400);
+    expect((await callIdentity("POST", `${base}/magic-link/verify`, { body: {} })).status).toBe(422);
+    expect((await callIdentity("GET", `${base}/magic-link/verify`)).status).toBe(422);
+  });
+});
+
+describe("sessions", () => {
+  test("are accepted as a Bearer token or as the cookie", async () => {
+    const user = await signIn();
+    const bearer = await callIdentity("GET", `${base}/session`, { session: user.session });
+    expect(bearer.status).toBe(200);
+    expect(bearer.body.user).toEqual({ id: user.userId, email: user.email });
+    expect(bearer.body.is_operator_admin).toBe(false);
+    const cookie = await callIdentity("GET", `${base}/session`, {
+      headers: { cookie: `a=b; svc_session=${user.session}` },
+    });
+    expect(cookie.status).toBe(200);
+    expect(cookie.body.user.id).toBe(user.userId);
+  });
+
+  test("no session, an unknown one or an API key alone are refused", async () => {
+    expect((await callIdentity("GET", `${base}/session`)).status).toBe(401);
+    expect((await callIdentity("GET", `${base}/session`, { session: `sess_${"x".repeat(43)}` })).status).toBe(401);
+    expect((await callIdentity("GET", `${base}/session`, { headers: { authorization: "Basic abc" } })).status).toBe(
+      401,
+    );
+    const org = await createTestOrg();
+    const withKey = await callIdentity("GET", `${base}/session`, { key: org.key });
+    expect(withKey.status).toBe(403);
+    expect(withKey.body.code).toBe("session_required");
+    expect((await callIdentity("GET", `${base}/session`, { key: `svc_pub_${"z".repeat(43)}` })).status).toBe(401);
+  });
+
+  test("expire", async () => {
+    const user = await signIn();
+    const { ctx } = await testRuntime();
+    await ctx.sql`UPDATE user_sessions SET expires_at = now() - interval '1 second' WHERE token_hash = ${sha256(user.session)}`;
+    expect((await callIdentity("GET", `${base}/session`, { session: user.session })).status).toBe(401);
+  });
+
+  test("sign-out ends the session and clears the cookie", async () => {
+    const user = await signIn();
+    const other = await signIn(user.email);
+    const out = await callIdentity("POST", `${base}/sign-out`, { session: user.session });
+    expect(out.status).toBe(204);
+    expect(out.headers.get("set-cookie")).toContain("Max-Age=0");
+    expect((await callIdentity("GET", `${base}/session`, { session: user.session })).status).toBe(401);
+    expect((await callIdentity("POST", `${base}/sign-out`, { session: user.session })).status).toBe(401);
+    // Other sessions of the same person stay signed in.
+    expect((await callIdentity("GET", `${base}/session`, { session: other.session })).status).toBe(200);
+  });
+
+  test("operator admins are the allowlisted addresses", async () => {
+    const admin = await signInOperatorAdmin();
+    const res = await callIdentity("GET", `${base}/session`, { session: admin.session });
+    expect(res.body.is_operator_admin).toBe(true);
+  });
+});
+
+describe("purging expired sign-in records", () => {
+  test("removes long-expired links and ended sessions, keeps live ones", async () => {
+    const { ctx } = await testRuntime();
+    const live = await signIn();
+    const ended = await signIn();
+    await ctx.sql`UPDATE user_sessions SET revoked_at = now() - interval '8 days' WHERE token_hash = ${sha256(ended.session)}`;
+    const email = uniqueEmail();
+    await requestLink(email);
+    await ctx.sql`UPDATE magic_link_tokens SET expires_at = now() - interval '2 days' WHERE email = ${email}`;
+    const deleted = await purgeExpiredSignIns(ctx.sql);
+    expect(deleted).toBeGreaterThanOrEqual(2);
+    expect(await ctx.sql`SELECT 1 FROM magic_link_tokens WHERE email = ${email}`).toHaveLength(0);
+    expect(await ctx.sql`SELECT 1 FROM user_sessions WHERE token_hash = ${sha256(ended.session)}`).toHaveLength(0);
+    expect((await callIdentity("GET", `${base}/session`, { session: live.session })).status).toBe(200);
+  });
+});
