@@ -4,13 +4,19 @@ import { callIdentity, memberOf, signIn, signInOperatorAdmin } from "../support/
 
 const base = "/api/v1/identity";
 
-describe("request bodies that are not JSON", async () => {
+/** An owner's session, the operator admin's, and a trusted partner's provisioning key. */
+async function credentials() {
   const org = await createTestOrg();
   const owner = await memberOf(org.id, "owner");
   const admin = await signInOperatorAdmin();
   const partner = await createTestOrg({ type: "platform" });
   await callIdentity("PUT", `${base}/admin/trusted-partners/${partner.id}`, { session: admin.session });
   const partnerKey = await partner.keyWith(["partner:provision", "identity:write"]);
+  return { org, owner, admin, partnerKey };
+}
+
+describe("request bodies that are not JSON", async () => {
+  const { org, owner, admin, partnerKey } = await credentials();
   const routes: [string, string, { session?: string; key?: string }][] = [
     ["POST", `${base}/auth/magic-link`, {}],
     ["POST", `${base}/auth/magic-link/verify`, {}],
@@ -47,12 +53,7 @@ describe("request bodies that are not JSON", async () => {
 });
 
 describe("free text that cannot be stored as sent", async () => {
-  const org = await createTestOrg();
-  const owner = await memberOf(org.id, "owner");
-  const admin = await signInOperatorAdmin();
-  const partner = await createTestOrg({ type: "platform" });
-  await callIdentity("PUT", `${base}/admin/trusted-partners/${partner.id}`, { session: admin.session });
-  const partnerKey = await partner.keyWith(["partner:provision", "identity:write"]);
+  const { org, owner, admin, partnerKey } = await credentials();
   const pending = await callIdentity("POST", `${base}/platform-access-requests`, {
     session: owner.session,
     body: { org_name: "Pending", admin_email: owner.email, use_case: "review me" },
