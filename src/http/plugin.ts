@@ -9,10 +9,6 @@ const requestIds = new WeakMap<Request, string>();
 const requestStarts = new WeakMap<Request, number>();
 const acceptableRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function requestIdOf(request: Request): string | undefined {
-  return requestIds.get(request);
-}
-
 /** Turns a TypeBox validation failure into one entry per failing field. */
 function fieldErrors(error: ValidationError): FieldError[] {
   const seen = new Set<string>();
