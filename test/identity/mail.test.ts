@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { maxOpenLinksPerAddress } from "../../src/modules/auth/magic-link.ts";
 import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
 import {
   buildIdentityApp,
@@ -40,6 +41,17 @@ describe("mail transport", () => {
     const res = await callIdentity("POST", "/api/v1/identity/auth/magic-link", { app, body: { email: uniqueEmail() } });
     expect(res.status).toBe(503);
     expect(res.body.code).toBe("mail_unavailable");
+  });
+
+  test("a sign-in link that could not be mailed is not kept and does not count against the address", async () => {
+    const { app } = await buildIdentityApp({ SMTP_URL: "smtp://127.0.0.1:9" });
+    const email = uniqueEmail();
+    for (let attempt = 0; attempt <= maxOpenLinksPerAddress; attempt++) {
+      const res = await callIdentity("POST", "/api/v1/identity/auth/magic-link", { app, body: { email } });
+      expect(res.status).toBe(503);
+    }
+    const { ctx } = await testRuntime();
+    expect(await ctx.sql`SELECT 1 FROM magic_link_tokens WHERE email = ${email}`).toHaveLength(0);
   });
 });
 
