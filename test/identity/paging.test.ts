@@ -18,10 +18,20 @@ describe("paged lists", () => {
       ] as const) {
         const listed = await callIdentity("GET", `${path}?offset=${offset}`, credential);
         expect(listed.status).toBe(422);
-        expect(listed.body.code).toBe("validation_failed");
+        expect(listed.body.errors).toEqual([expect.objectContaining({ path: "/offset" })]);
       }
     });
   }
+
+  test("a limit out of range is named in the 422", async () => {
+    const org = await createTestOrg();
+    for (const query of ["limit=101", "limit=0&offset=3", "offset=5&limit=0"]) {
+      const listed = await callIdentity("GET", `${base}/keys?${query}`, { key: org.key });
+      expect(listed.status).toBe(422);
+      expect(listed.body.errors).toEqual([expect.objectContaining({ path: "/limit" })]);
+      expect(listed.body.detail).toBe("the query parameters are invalid: /limit");
+    }
+  });
 
   test("the largest offset answers an empty page", async () => {
     const org = await createTestOrg();
