@@ -9,10 +9,6 @@ const requestIds = new WeakMap<Request, string>();
 const requestStarts = new WeakMap<Request, number>();
 const acceptableRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function requestIdOf(request: Request): string | undefined {
-  return requestIds.get(request);
-}
-
 /** Turns a TypeBox validation failure into one entry per failing field. */
 function fieldErrors(error: ValidationError): FieldError[] {
   const seen = new Set<string>();
@@ -26,6 +22,17 @@ function fieldErrors(error: ValidationError): FieldError[] {
     out.push({ path, message });
   }
   return out;
+}
+
+/**
+ * Elysia decodes numeric query parameters one at a time; one out of range throws a
+ * "property" ValidationError that no longer knows the parameter's name, only its
+ * value. The query parameter holding that value is named instead ("/" when none or
+ * several do), so the 422 says which one to fix.
+ */
+function queryParameterPath(error: ValidationError, query: Record<string, unknown> | undefined): string | undefined {
+  const holders = Object.keys(query ?? {}).filter((name) => Number(query?.[name]) === error.value);
+  return holders.length === 1 ? `/${holders[0]}` : undefined;
 }
 
 /** Postgres errors that are the caller's fault or a passing outage; everything else is a 500. */
@@ -82,7 +89,7 @@ export const httpPlugin = (ctx: AppContext, allowedMethods: (path: string) => st
     .onParse({ as: "global" }, ({ request }) =>
       hasNoBody(request) ? undefined : readJsonBody(request, ctx.config.MAX_BODY_BYTES),
     )
-    .onError({ as: "global" }, ({ code, error: thrown, request, path }) => {
+    .onError({ as: "global" }, ({ code, error: thrown, request, path, query }) => {
       const requestId = requestIds.get(request);
       // Elysia wraps whatever the body parser throws in a ParseError; the cause is ours.
       const error = code === "PARSE" && thrown.cause instanceof ProblemError ? thrown.cause : thrown;
@@ -90,9 +97,10 @@ export const httpPlugin = (ctx: AppContext, allowedMethods: (path: string) => st
       if (error instanceof ProblemError) {
         problem = error;
       } else if (error instanceof ValidationError) {
-        const errors = fieldErrors(error);
-        const where = error.type === "body" ? "request body" : `${error.type} parameters`;
-        problem = problems.invalid(`the ${where} is invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
+        const queryPath = error.type === "property" ? queryParameterPath(error, query) : undefined;
+        const errors = queryPath ? fieldErrors(error).map((e) => ({ ...e, path: queryPath })) : fieldErrors(error);
+        const where = error.type === "body" ? "request body is" : `${queryPath ? "query" : error.type} parameters are`;
+        problem = problems.invalid(`the ${where} invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
       } else if (code === "PARSE") {
         problem = problems.badRequest("malformed_body", "request body could not be parsed");
       } else if (code === "NOT_FOUND") {

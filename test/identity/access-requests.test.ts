@@ -202,7 +202,7 @@ describe("text with NUL characters", () => {
       body: { ...requestBody(), org_name: "a\u0000b" },
     });
     expect(res.status).toBe(422);
-    expect(res.body.code).toBe("invalid_text");
+    expect(res.body.errors).toEqual([expect.objectContaining({ path: "/org_name" })]);
     expect((await callIdentity("GET", `${base}/platform-access-requests`, { session: user.session })).body.total).toBe(
       0,
     );

@@ -1,20 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { join } from "node:path";
+import { cli } from "../support/cli.ts";
 import { callIdentity, uniqueEmail } from "../support/identity.ts";
-import { testRuntime } from "../support/runtime.ts";
-
-const cliPath = join(import.meta.dir, "../../src/cli/index.ts");
-
-async function cli(...args: string[]) {
-  const { db } = await testRuntime();
-  const proc = Bun.spawn([process.execPath, cliPath, ...args], {
-    env: { ...process.env, DATABASE_URL: db.url },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, exitCode] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-  return { stdout, exitCode };
-}
 
 describe("cli mail list", () => {
   test("prints the sign-in links the development transport kept", async () => {

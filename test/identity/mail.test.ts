@@ -1,5 +1,14 @@
 import { describe, expect, test } from "bun:test";
-import { buildIdentityApp, callIdentity, uniqueEmail } from "../support/identity.ts";
+import { maxOpenLinksPerAddress } from "../../src/modules/auth/magic-link.ts";
+import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
+import {
+  buildIdentityApp,
+  callIdentity,
+  memberOf,
+  signIn,
+  signInOperatorAdmin,
+  uniqueEmail,
+} from "../support/identity.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { startSmtpServer } from "../support/smtp-server.ts";
 
@@ -32,5 +41,50 @@ describe("mail transport", () => {
     const res = await callIdentity("POST", "/api/v1/identity/auth/magic-link", { app, body: { email: uniqueEmail() } });
     expect(res.status).toBe(503);
     expect(res.body.code).toBe("mail_unavailable");
+  });
+
+  test("a sign-in link that could not be mailed is not kept and does not count against the address", async () => {
+    const { app } = await buildIdentityApp({ SMTP_URL: "smtp://127.0.0.1:9" });
+    const email = uniqueEmail();
+    for (let attempt = 0; attempt <= maxOpenLinksPerAddress; attempt++) {
+      const res = await callIdentity("POST", "/api/v1/identity/auth/magic-link", { app, body: { email } });
+      expect(res.status).toBe(503);
+    }
+    const { ctx } = await testRuntime();
+    expect(await ctx.sql`SELECT 1 FROM magic_link_tokens WHERE email = ${email}`).toHaveLength(0);
+  });
+});
+
+describe("an invitation whose mail cannot be sent", () => {
+  test("is still answered 201 and listed for the invitee", async () => {
+    const { app } = await buildIdentityApp({ SMTP_URL: "smtp://127.0.0.1:9" });
+    const org = await createTestOrg();
+    const owner = await memberOf(org.id, "owner");
+    const invitee = uniqueEmail("invitee");
+    const invited = await callIdentity("POST", `/api/v1/identity/invites?org_id=${org.id}`, {
+      app,
+      session: owner.session,
+      body: { email: invitee },
+    });
+    expect(invited.status).toBe(201);
+    const user = await signIn(invitee);
+    const mine = await callIdentity("GET", "/api/v1/identity/me/invites", { session: user.session });
+    expect(mine.body.items.map((i: { id: string }) => i.id)).toEqual([invited.body.id]);
+  });
+
+  test("a partner's provisioning answers 201 with the organisation it created", async () => {
+    const { app } = await buildIdentityApp({ SMTP_URL: "smtp://127.0.0.1:9" });
+    const partner = await createTestOrg({ type: "platform" });
+    const admin = await signInOperatorAdmin();
+    await callIdentity("PUT", `/api/v1/identity/admin/trusted-partners/${partner.id}`, { session: admin.session });
+    const key = await partner.keyWith(["partner:provision", "identity:write"]);
+    const res = await callIdentity("POST", "/api/v1/identity/partner/organizations", {
+      app,
+      key,
+      body: { name: "Provisioned", domains: [uniqueDomain()], owner_email: uniqueEmail("owner") },
+    });
+    expect(res.status).toBe(201);
+    const listed = await callIdentity("GET", "/api/v1/identity/partner/organizations", { key });
+    expect(listed.body.items.map((o: { id: string }) => o.id)).toEqual([res.body.organization.id]);
   });
 });

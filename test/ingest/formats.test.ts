@@ -241,4 +241,26 @@ describe("POST /sessions/bulk", () => {
     expect(res.status).toBe(422);
     expect(res.body.errors[0].path).toBe("/ended_at");
   });
+
+  test("without started_at, refuses ended_at before the session's first event and stores nothing", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    for (const [path, body] of [
+      ["/sessions/bulk", { ended_at: ago(3600), events: [validEvents.retrieved(domain, { timestamp: ago(60) })] }],
+      [
+        "/events",
+        {
+          document_type: "session",
+          schema_version: "1.0",
+          ended_at: ago(3600),
+          events: [validEvents.retrieved(domain)],
+        },
+      ],
+    ] as const) {
+      const res = await call("POST", path, { key: agent.key, body });
+      expect(res.status).toBe(422);
+      expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual(["/ended_at"]);
+    }
+    expect(await sessionCount(agent.id)).toBe(0);
+    expect(await storedEvents(agent.id)).toEqual([]);
+  });
 });

@@ -12,9 +12,18 @@ export interface CallResult<T = any> {
   body: T;
 }
 
-/** Sends one request through the real app (no network) and decodes its JSON body. */
-export async function call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<CallResult<T>> {
-  const { app } = await testRuntime();
+/** Something that answers requests without a network: the app, or one built with other settings. */
+export interface RequestHandler {
+  handle(request: Request): Promise<Response>;
+}
+
+/** Sends one request through `app` and decodes its JSON body. */
+export async function callApp<T = any>(
+  app: RequestHandler,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<CallResult<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers["x-api-key"] = options.key;
   let body: string | undefined;
@@ -27,4 +36,9 @@ export async function call<T = any>(method: string, path: string, options: CallO
   let parsed: unknown = text;
   if ((response.headers.get("content-type") ?? "").includes("json") && text !== "") parsed = JSON.parse(text);
   return { status: response.status, headers: response.headers, body: parsed as T };
+}
+
+/** Sends one request through the real app (no network) and decodes its JSON body. */
+export async function call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<CallResult<T>> {
+  return callApp<T>((await testRuntime()).app, method, path, options);
 }

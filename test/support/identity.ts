@@ -5,7 +5,7 @@ import { createMailer } from "../../src/modules/auth/mailer.ts";
 import type { MemberRole } from "../../src/modules/organizations/access.ts";
 import { addMember } from "../../src/modules/organizations/service.ts";
 import { testDomainProbe } from "./domain-probe.ts";
-import type { CallOptions, CallResult } from "./http.ts";
+import { type CallOptions, type CallResult, callApp } from "./http.ts";
 import { testRuntime } from "./runtime.ts";
 
 /** The operator admin allowlisted in the identity test app. */
@@ -49,18 +49,8 @@ export async function callIdentity<T = any>(
 ): Promise<CallResult<T>> {
   const app = options.app ?? (await identityTestApp()).app;
   const headers: Record<string, string> = { ...options.headers };
-  if (options.key) headers["x-api-key"] = options.key;
   if (options.session) headers.authorization = `Bearer ${options.session}`;
-  let body: string | undefined;
-  if (options.body !== undefined) {
-    body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
-    headers["content-type"] ??= "application/json";
-  }
-  const response = await app.handle(new Request(`http://test.local${path}`, { method, headers, body }));
-  const text = await response.text();
-  let parsed: unknown = text;
-  if ((response.headers.get("content-type") ?? "").includes("json") && text !== "") parsed = JSON.parse(text);
-  return { status: response.status, headers: response.headers, body: parsed as T };
+  return callApp<T>(app, method, path, { ...options, headers });
 }
 
 export function uniqueEmail(label = "user"): string {

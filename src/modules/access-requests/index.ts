@@ -47,6 +47,35 @@ const requestRoutes = (ctx: AppContext, orgType: AccessRequestType) =>
       },
     );
 
+const reviews = {
+  approve: {
+    decision: "approved",
+    summary: "Approve: creates the organisation and makes the requester its owner (409 if already reviewed)",
+  },
+  reject: { decision: "rejected", summary: "Reject, with an optional reviewer note (409 if already reviewed)" },
+} as const;
+
+/** POST /admin/access-requests/{id}/approve or …/reject: the operator admin's decision, with an optional note. */
+const reviewRoute = (ctx: AppContext, action: keyof typeof reviews) =>
+  new Elysia({ name: `identity.access-requests.${action}` }).use(sessionAuth(ctx)).post(
+    `/admin/access-requests/:id/${action}`,
+    ({ params, body, user }) =>
+      reviewAccessRequest(ctx.sql, {
+        id: params.id,
+        decision: reviews[action].decision,
+        note: body?.note ?? null,
+        reviewer: { ...auditActorOf({ kind: "session", user }), label: user.email },
+      }),
+    {
+      session: "operator_admin",
+      params: t.Object({ id: t.String({ format: "uuid" }) }),
+      body: ReviewBody,
+      transform: requireObjectBody,
+      response: AccessRequestRecord,
+      detail: { summary: reviews[action].summary, security: sessionSecurity },
+    },
+  );
+
 export const accessRequestsModule = (ctx: AppContext) =>
   new Elysia({
     name: "identity.access-requests",
@@ -77,45 +106,5 @@ export const accessRequestsModule = (ctx: AppContext) =>
         },
       },
     )
-    .post(
-      "/admin/access-requests/:id/approve",
-      ({ params, body, user }) =>
-        reviewAccessRequest(ctx.sql, {
-          id: params.id,
-          decision: "approved",
-          note: body?.note ?? null,
-          reviewer: { ...auditActorOf({ kind: "session", user }), label: user.email },
-        }),
-      {
-        session: "operator_admin",
-        params: t.Object({ id: t.String({ format: "uuid" }) }),
-        body: ReviewBody,
-        transform: requireObjectBody,
-        response: AccessRequestRecord,
-        detail: {
-          summary: "Approve: creates the organisation and makes the requester its owner (409 if already reviewed)",
-          security: sessionSecurity,
-        },
-      },
-    )
-    .post(
-      "/admin/access-requests/:id/reject",
-      ({ params, body, user }) =>
-        reviewAccessRequest(ctx.sql, {
-          id: params.id,
-          decision: "rejected",
-          note: body?.note ?? null,
-          reviewer: { ...auditActorOf({ kind: "session", user }), label: user.email },
-        }),
-      {
-        session: "operator_admin",
-        params: t.Object({ id: t.String({ format: "uuid" }) }),
-        body: ReviewBody,
-        transform: requireObjectBody,
-        response: AccessRequestRecord,
-        detail: {
-          summary: "Reject, with an optional reviewer note (409 if already reviewed)",
-          security: sessionSecurity,
-        },
-      },
-    );
+    .use(reviewRoute(ctx, "approve"))
+    .use(reviewRoute(ctx, "reject"));

@@ -1,10 +1,11 @@
 import { t } from "elysia";
+import { Text } from "../../http/text.ts";
 import { Email } from "../auth/model.ts";
 
 export const AccessRequestBody = t.Object({
-  org_name: t.String({ minLength: 1, maxLength: 200 }),
+  org_name: Text({ minLength: 1, maxLength: 200 }),
   admin_email: Email,
-  use_case: t.String({ minLength: 1, maxLength: 4000 }),
+  use_case: Text({ minLength: 1, maxLength: 4000 }),
 });
 
 export const AccessRequestStatus = t.Union([t.Literal("pending"), t.Literal("approved"), t.Literal("rejected")]);
@@ -25,5 +26,5 @@ export const AccessRequestRecord = t.Object({
 });
 
 export const ReviewBody = t.Optional(
-  t.Object({ note: t.Optional(t.String({ maxLength: 4000, description: "reviewer note, shown to the requester" })) }),
+  t.Object({ note: t.Optional(Text({ maxLength: 4000, description: "reviewer note, shown to the requester" })) }),
 );

@@ -4,7 +4,7 @@ import type { Queryable } from "../../db/client.ts";
 export interface AuditActor {
   type: "user" | "api_key" | "system";
   id: string | null;
-  /** Human-readable: the user's e-mail or the key's display prefix. */
+  /** Human-readable: the user's e-mail; null for API keys, which `id` names. */
   label: string | null;
 }
 

@@ -29,6 +29,9 @@ function signedIn(
 
 export const authModule = (ctx: AppContext) => {
   const oidc = new OidcSignIn(parseOidcProviders(ctx.config.OIDC_PROVIDERS), ctx.config);
+  // The link's GET and the POST for clients that read the link themselves spend the token alike.
+  const spendMagicLink = async (token: string, set: { headers: Record<string, unknown> }) =>
+    signedIn(ctx, set, await consumeMagicLink(ctx.sql, token, ctx.config.SESSION_TTL_HOURS));
   return new Elysia({ name: "identity.auth", prefix: "/api/v1/identity/auth", detail: { tags: ["Identity: sign-in"] } })
     .use(sessionAuth(ctx))
     .post(
@@ -47,26 +50,16 @@ export const authModule = (ctx: AppContext) => {
         },
       },
     )
-    .get(
-      "/magic-link/verify",
-      async ({ query, set }) =>
-        signedIn(ctx, set, await consumeMagicLink(ctx.sql, query.token, ctx.config.SESSION_TTL_HOURS)),
-      {
-        query: MagicLinkVerify,
-        response: SignedIn,
-        detail: { summary: "Follow a sign-in link: spends the token and starts a session" },
-      },
-    )
-    .post(
-      "/magic-link/verify",
-      async ({ body, set }) =>
-        signedIn(ctx, set, await consumeMagicLink(ctx.sql, body.token, ctx.config.SESSION_TTL_HOURS)),
-      {
-        body: MagicLinkVerify,
-        response: SignedIn,
-        detail: { summary: "Spend a sign-in token (for clients that read the link themselves)" },
-      },
-    )
+    .get("/magic-link/verify", ({ query, set }) => spendMagicLink(query.token, set), {
+      query: MagicLinkVerify,
+      response: SignedIn,
+      detail: { summary: "Follow a sign-in link: spends the token and starts a session" },
+    })
+    .post("/magic-link/verify", ({ body, set }) => spendMagicLink(body.token, set), {
+      body: MagicLinkVerify,
+      response: SignedIn,
+      detail: { summary: "Spend a sign-in token (for clients that read the link themselves)" },
+    })
     .get(
       "/session",
       ({ user }) => ({

@@ -33,12 +33,18 @@ export async function sendMagicLink(sql: Sql, mailer: Mailer, config: MagicLinkC
     INSERT INTO magic_link_tokens (email, token_hash, expires_at)
     VALUES (${address}, ${hash}, now() + make_interval(mins => ${config.MAGIC_LINK_TTL_MINUTES}))`;
   const link = `${config.PUBLIC_BASE_URL}${magicLinkPath}?token=${encodeURIComponent(raw)}`;
-  await mailer.send({
-    to: address,
-    subject: "Your sign-in link",
-    text: `Sign in to Content Telemetry: ${link}\n\nThe link works once, for ${config.MAGIC_LINK_TTL_MINUTES} minutes. If you did not ask for it, ignore this message.`,
-    link,
-  });
+  try {
+    await mailer.send({
+      to: address,
+      subject: "Your sign-in link",
+      text: `Sign in to Content Telemetry: ${link}\n\nThe link works once, for ${config.MAGIC_LINK_TTL_MINUTES} minutes. If you did not ask for it, ignore this message.`,
+      link,
+    });
+  } catch (error) {
+    // A link nobody received must neither linger nor count against the address's limit.
+    await sql`DELETE FROM magic_link_tokens WHERE token_hash = ${hash}`;
+    throw error;
+  }
 }
 
 /**

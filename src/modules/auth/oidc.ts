@@ -133,7 +133,10 @@ export class OidcSignIn {
     }
     if (claims.nonce !== login.nonce) throw problems.unauthorized("the ID token's nonce does not match this sign-in");
     const email = typeof claims.email === "string" ? claims.email : undefined;
-    if (!email || claims.email_verified === false) {
+    // The e-mail is the account (and the operator-admin allowlist key): only one the provider
+    // says it verified may sign in. Some providers send the claim as the string "true".
+    const verified = claims.email_verified === true || claims.email_verified === "true";
+    if (!email || !verified) {
       throw problems.unauthorized("the provider did not vouch for a verified e-mail address");
     }
     return sql.begin(async (tx) => {

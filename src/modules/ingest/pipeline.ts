@@ -74,12 +74,19 @@ export async function ingestDocument(
   });
 
   const rows = await resolveSessions(sql, checked, refusal);
+  const header = document.session;
+  // Without started_at a described session starts at its first event, which its end may not precede.
+  const startedAt = header && (header.startedAt ?? earliest(checked));
+  if (header?.endedAt && !header.startedAt && startedAt && header.endedAt < startedAt) {
+    refusal.add([
+      { path: "/ended_at", message: "is before the session's first event (its start, as started_at is absent)" },
+    ]);
+  }
   refusal.throwIfAny(document.events.length);
 
-  const header = document.session;
   const plan = {
     orgId: principal.orgId,
-    header: header && { ...header, startedAt: header.startedAt ?? earliest(checked) },
+    header: header && { ...header, startedAt },
     implicitSessions: implicitSessions(document, checked),
     events: rows,
   };

@@ -1,10 +1,11 @@
 import { t } from "elysia";
+import { Text } from "../../http/text.ts";
 import { allScopes } from "./scopes.ts";
 
 const ScopeName = t.String({ description: `one of ${allScopes.join(", ")}` });
 
 export const CreateKey = t.Object({
-  name: t.Optional(t.Nullable(t.String({ maxLength: 200 }))),
+  name: t.Optional(t.Nullable(Text({ maxLength: 200 }))),
   scopes: t.Optional(
     t.Nullable(
       t.Array(ScopeName, {

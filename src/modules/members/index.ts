@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
-import { problems } from "../../http/problem.ts";
+import { ProblemError, problems } from "../../http/problem.ts";
 import { auditActorOf, sessionAuth, sessionOrKeySecurity, sessionSecurity } from "../../http/session-auth.ts";
 import { resolveOrgAccess } from "../organizations/access.ts";
 import { OrgIdQuery } from "../organizations/model.ts";
@@ -30,16 +30,26 @@ import {
   revokeInvite,
 } from "./service.ts";
 
-/** Tells the invited address about its invitation (after the invitation is committed). */
+/**
+ * Tells the invited address about its invitation. The invitation is committed
+ * by then and stands without the mail (the invitee finds it in GET /me/invites),
+ * so a mail server that cannot take the message is logged, not answered as a
+ * failure of a change that was in fact made.
+ */
 export async function mailInvite(ctx: AppContext, invite: Invite): Promise<void> {
   const org = await findOrganization(ctx.sql, invite.org_id);
   const link = `${ctx.config.PUBLIC_BASE_URL}/api/v1/identity/me/invites`;
-  await ctx.mailer.send({
-    to: invite.email,
-    subject: `You are invited to ${org?.name ?? "an organisation"} on Content Telemetry`,
-    text: `You have been invited to join ${org?.name ?? "an organisation"} as ${invite.role}. Sign in with this address, then claim invitation ${invite.id} (POST /api/v1/identity/invites/${invite.id}/claim). Your open invitations: ${link}`,
-    link,
-  });
+  try {
+    await ctx.mailer.send({
+      to: invite.email,
+      subject: `You are invited to ${org?.name ?? "an organisation"} on Content Telemetry`,
+      text: `You have been invited to join ${org?.name ?? "an organisation"} as ${invite.role}. Sign in with this address, then claim invitation ${invite.id} (POST /api/v1/identity/invites/${invite.id}/claim). Your open invitations: ${link}`,
+      link,
+    });
+  } catch (error) {
+    if (!(error instanceof ProblemError && error.code === "mail_unavailable")) throw error;
+    ctx.log.warn("invitation stored but not mailed", { invite_id: invite.id, code: error.code });
+  }
 }
 
 export const membersModule = (ctx: AppContext) =>

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { Text } from "../../http/text.ts";
 import { DomainRecord } from "../domains/model.ts";
 
 /** Which organisation a session acts on; keys act on their own and may leave it out. */
@@ -15,7 +16,7 @@ export const OrgType = t.Union([t.Literal("content_owner"), t.Literal("platform"
 export const Role = t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]);
 
 export const CreateOrganization = t.Object({
-  name: t.String({ minLength: 1, maxLength: 200 }),
+  name: Text({ minLength: 1, maxLength: 200 }),
   org_type: OrgType,
   domain: t.Optional(
     t.String({ minLength: 1, maxLength: 253, description: "required for content_owner; registered, not yet verified" }),
