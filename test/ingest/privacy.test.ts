@@ -23,12 +23,16 @@ const everyField = Object.keys(fullTurn).filter((key) => key !== "mood");
 const intentFields = everyField.filter((key) => key !== "query_text" && key !== "response_text");
 const minimalFields = ["content_urls_retrieved", "content_urls_cited", "query_tokens", "response_tokens"];
 
-async function storedTurn(turn: Record<string, unknown>, sessionPrivacy?: string) {
+/** Reports one turn event in a session document that declares `sessionPrivacy` (full: the turn's own level governs). */
+async function storedTurn(turn: Record<string, unknown>, sessionPrivacy = "full") {
   const agent = await createTestOrg({ type: "agent" });
   const event = validEvents.turnStarted({ turn });
-  const body = sessionPrivacy
-    ? { schema_version: "1.0", session_id: crypto.randomUUID(), privacy_level: sessionPrivacy, events: [event] }
-    : { document_type: "event", schema_version: "1.0", session_id: crypto.randomUUID(), event };
+  const body = {
+    schema_version: "1.0",
+    session_id: crypto.randomUUID(),
+    privacy_level: sessionPrivacy,
+    events: [event],
+  };
   const res = await call("POST", "/events", { key: agent.key, body });
   expect(res.status).toBe(200);
   const [stored] = await storedEvents(agent.id);
@@ -73,6 +77,44 @@ describe("turn privacy stripping", () => {
     const turn = await storedTurn({ ...fullTurn, privacy_level: "full" }, "intent");
     expect(turn.privacy_level).toBe("intent");
     expect(turn).not.toHaveProperty("query_text");
+  });
+
+  test("a stored session's level applies to later batches, which cannot loosen it", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const started = await call("POST", "/sessions/start", { key: agent.key, body: { privacy_level: "minimal" } });
+    const event = validEvents.turnStarted({ turn: { ...fullTurn, privacy_level: "full" } });
+    const res = await call("POST", "/events", {
+      key: agent.key,
+      body: { document_type: "event", schema_version: "1.0", session_id: started.body.session_id, event },
+    });
+    expect(res.status).toBe(200);
+    const [stored] = await storedEvents(agent.id);
+    expect(stored?.turn).toMatchObject({ privacy_level: "minimal" });
+    expect(keysOf(stored?.turn as Record<string, unknown>)).toEqual([...minimalFields].sort());
+  });
+
+  test("a stored session that declared full keeps a full turn", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const started = await call("POST", "/sessions/start", { key: agent.key, body: { privacy_level: "full" } });
+    const event = validEvents.turnStarted({ turn: { ...fullTurn, privacy_level: "full" } });
+    await call("POST", "/events", {
+      key: agent.key,
+      body: { document_type: "event", schema_version: "1.0", session_id: started.body.session_id, event },
+    });
+    const [stored] = await storedEvents(agent.id);
+    expect(stored?.turn).toMatchObject({ privacy_level: "full", query_text: fullTurn.query_text });
+  });
+
+  test("a session first named by an event batch declares no level, so it is minimal (fail closed)", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const event = validEvents.turnStarted({ turn: { ...fullTurn, privacy_level: "full" } });
+    await call("POST", "/events", {
+      key: agent.key,
+      body: { document_type: "event", schema_version: "1.0", session_id: crypto.randomUUID(), event },
+    });
+    const [stored] = await storedEvents(agent.id);
+    expect(stored?.turn).toMatchObject({ privacy_level: "minimal" });
+    expect(stored?.turn).not.toHaveProperty("query_text");
   });
 
   test("turn fields on a non-turn event are not stored", async () => {

@@ -2,8 +2,7 @@ import type { Static } from "elysia";
 import type { FieldError } from "../../http/problem.ts";
 import { escapePointer } from "./json-safety.ts";
 import { ingestLimits } from "./limits.ts";
-import { type Event, type EventType, eventTypes, type PrivacyLevel, type SourceRole, sourceRoles } from "./model.ts";
-import { stripTurn } from "./turn-privacy.ts";
+import { type Event, type EventType, eventTypes, type SourceRole, sourceRoles } from "./model.ts";
 import { httpUrlHost, parseTimestamp } from "./values.ts";
 
 export type EventInput = Static<typeof Event>;
@@ -43,8 +42,6 @@ export interface EventScope {
   /** Top-level session_id (envelope, session document or bulk upload). */
   sessionId?: string | undefined;
   ctxToken?: string | undefined;
-  /** A privacy level declared by the document's session; tightens each turn's own. */
-  sessionPrivacy?: PrivacyLevel | undefined;
   nowMs: number;
 }
 
@@ -74,7 +71,7 @@ const isBlank = (value: unknown) => value === undefined || value === null || val
 /**
  * Applies the v1 rules to one structurally valid event: type and source role,
  * the structural rules, session correlation, value-set normalisation, ip_hash
- * and privacy stripping. Returns every failure, not only the first.
+ * Returns every failure, not only the first.
  */
 export function checkEvent(
   raw: EventInput,
@@ -157,7 +154,8 @@ export function checkEvent(
       ctxToken,
       data,
       // Turn fields belong to turn events only; elsewhere they are not stored at all.
-      turn: turnEvents.has(type) && raw.turn ? stripTurn(raw.turn, scope.sessionPrivacy) : null,
+      // They are stripped to the session's privacy level once sessions are known (pipeline.ts).
+      turn: turnEvents.has(type) && raw.turn ? raw.turn : null,
     },
   };
 }

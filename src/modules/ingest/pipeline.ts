@@ -5,7 +5,16 @@ import { isWithinDomain } from "../domains/normalize.ts";
 import type { Principal } from "../keys/authenticator.ts";
 import { type IngestDocument, readDocument } from "./documents.ts";
 import { type CheckedEvent, checkEvent } from "./event-rules.ts";
-import { type EventRow, ForeignSessionError, foreignSessionIds, type ImplicitSession, writeIngest } from "./service.ts";
+import type { PrivacyLevel } from "./model.ts";
+import {
+  type EventRow,
+  ForeignSessionError,
+  foreignSessionIds,
+  type ImplicitSession,
+  sessionPrivacyLevels,
+  writeIngest,
+} from "./service.ts";
+import { stripTurn } from "./turn-privacy.ts";
 import { httpUrlHost } from "./values.ts";
 
 export interface IngestResult {
@@ -62,7 +71,6 @@ export async function ingestDocument(
   const scope = {
     sessionId: document.envelope.sessionId,
     ctxToken: document.envelope.ctxToken,
-    sessionPrivacy: document.session?.privacyLevel ?? undefined,
     nowMs,
   };
   const checked: CheckedEvent[] = [];
@@ -74,6 +82,7 @@ export async function ingestDocument(
   });
 
   const rows = await resolveSessions(sql, checked, refusal);
+  await stripTurnsToSessionPrivacy(sql, principal.orgId, rows, document.session?.privacyLevel ?? null);
   const header = document.session;
   // Without started_at a described session starts at its first event, which its end may not precede.
   const startedAt = header && (header.startedAt ?? earliest(checked));
@@ -97,6 +106,30 @@ export async function ingestDocument(
     if (!(error instanceof ForeignSessionError)) throw error;
     await refuseForeignSessions(sql, principal.orgId, document, checked, plan.implicitSessions, refusal);
     throw error;
+  }
+}
+
+/**
+ * Turn fields are kept only as far as both the turn's own level and its session's
+ * allow. A document that describes its session declares that level (and stores
+ * it); otherwise the stored session's level applies, and a session created by
+ * this request without one is `minimal` (fail closed). The stored levels cost one
+ * query, made only when the request carries turn objects and declares no level.
+ */
+async function stripTurnsToSessionPrivacy(
+  sql: Sql,
+  orgId: string,
+  rows: EventRow[],
+  declared: PrivacyLevel | null,
+): Promise<void> {
+  const withTurns = rows.filter((row) => row.turn !== null);
+  if (withTurns.length === 0) return;
+  const stored = declared
+    ? new Map<string, PrivacyLevel>()
+    : await sessionPrivacyLevels(sql, orgId, [...new Set(withTurns.flatMap((row) => row.sessionId ?? []))]);
+  for (const row of withTurns) {
+    const level = declared ?? (row.sessionId ? stored.get(row.sessionId) : undefined) ?? "minimal";
+    row.turn = stripTurn(row.turn as Record<string, unknown>, level);
   }
 }
 

@@ -1,7 +1,7 @@
 import postgres from "postgres";
 import type { Sql } from "../../db/client.ts";
 import type { SessionHeader } from "./documents.ts";
-import type { OutcomeValue } from "./model.ts";
+import type { OutcomeValue, PrivacyLevel } from "./model.ts";
 
 /** One event as inserted: columns of `events` (org_id is the reporting organisation). */
 export interface EventRow {
@@ -184,4 +184,12 @@ export async function endSession(
     WHERE id = ${sessionId}::uuid AND org_id = ${orgId}::uuid
     RETURNING ended_at`;
   return row;
+}
+
+/** The declared privacy level of each of these sessions that the organisation owns. */
+export async function sessionPrivacyLevels(sql: Sql, orgId: string, ids: string[]): Promise<Map<string, PrivacyLevel>> {
+  if (ids.length === 0) return new Map();
+  const rows = await sql<{ id: string; privacy_level: PrivacyLevel }[]>`
+    SELECT id, privacy_level FROM sessions WHERE id = ANY(${ids}::uuid[]) AND org_id = ${orgId}::uuid`;
+  return new Map(rows.map((row) => [row.id, row.privacy_level]));
 }

@@ -34,12 +34,11 @@ export function stricterLevel(a: PrivacyLevel, b: PrivacyLevel): PrivacyLevel {
 
 /**
  * The turn as stored: only the fields its effective level allows, plus that level.
- * The effective level is the turn's own, tightened by the session's when the
- * document declares one. Fields above it are stripped, never refused.
+ * The effective level is the stricter of the turn's own and its session's.
+ * Fields above it are stripped, never refused.
  */
-export function stripTurn(turn: Record<string, unknown>, sessionLevel?: PrivacyLevel): Record<string, unknown> {
-  const declared = privacyLevelOf(turn.privacy_level);
-  const level = sessionLevel ? stricterLevel(declared, sessionLevel) : declared;
+export function stripTurn(turn: Record<string, unknown>, sessionLevel: PrivacyLevel): Record<string, unknown> {
+  const level = stricterLevel(privacyLevelOf(turn.privacy_level), sessionLevel);
   const kept: Record<string, unknown> = { privacy_level: level };
   for (const field of allowedFields[level]) {
     if (turn[field] !== undefined) kept[field] = turn[field];
