@@ -12,7 +12,7 @@ async function orgWithOwner() {
 }
 
 describe("members", () => {
-  test("listing shows members and roles to members and identity:read keys only", async () => {
+  test("listing shows members and roles to members' sessions only", async () => {
     const { org, owner } = await orgWithOwner();
     const member = await memberOf(org.id, "member");
     const res = await callIdentity("GET", `${base}/members`, { session: member.session });
@@ -21,7 +21,9 @@ describe("members", () => {
       [owner.email, "owner"],
       [member.email, "member"],
     ]);
-    expect((await callIdentity("GET", `${base}/members`, { key: org.key })).body.total).toBe(2);
+    const byKey = await callIdentity("GET", `${base}/members`, { key: org.key });
+    expect(byKey.status).toBe(403);
+    expect(byKey.body.code).toBe("session_required");
     const stranger = await signIn();
     expect((await callIdentity("GET", `${base}/members?org_id=${org.id}`, { session: stranger.session })).status).toBe(
       403,

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
 import { ProblemError, problems } from "../../http/problem.ts";
-import { auditActorOf, sessionAuth, sessionOrKeySecurity, sessionSecurity } from "../../http/session-auth.ts";
+import { auditActorOf, sessionAuth, sessionSecurity } from "../../http/session-auth.ts";
 import { resolveOrgAccess } from "../organizations/access.ts";
 import { OrgIdQuery } from "../organizations/model.ts";
 import { findOrganization } from "../organizations/service.ts";
@@ -62,6 +62,11 @@ export const membersModule = (ctx: AppContext) =>
     .get(
       "/members",
       async ({ caller, query }) => {
+        // Members' e-mail addresses are for people of the organisation, not for
+        // keys deployed on servers and edges (identity:read covers domains, keys, delegations).
+        if (caller.kind === "key") {
+          throw problems.forbidden("session_required", "listing members needs a member's session, not an API key");
+        }
         const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "read");
         const page = pageOf(query);
         return { ...(await listMembers(ctx.sql, access.orgId, page)), ...page };
@@ -71,8 +76,8 @@ export const membersModule = (ctx: AppContext) =>
         query: t.Object({ ...OrgIdQuery, ...PageQuery }),
         response: Paged(MemberRecord),
         detail: {
-          summary: "Members and their roles (member session or identity:read key)",
-          security: sessionOrKeySecurity,
+          summary: "Members and their roles (a member's session)",
+          security: sessionSecurity,
         },
       },
     )
