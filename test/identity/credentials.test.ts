@@ -4,7 +4,7 @@ import { callIdentity, memberOf, signIn, signInOperatorAdmin, uniqueEmail } from
 
 /**
  * Every organisation-scoped identity route against every kind of credential:
- * what each need (read, write, manage) accepts and refuses.
+ * what each need (read, people, write, manage) accepts and refuses.
  */
 const routes = [
   { method: "GET", path: "/keys", need: "read" },
@@ -13,7 +13,8 @@ const routes = [
   { method: "PATCH", path: "/settings", need: "write", body: () => ({ visible_in_click_token_lookups: true }) },
   { method: "GET", path: "/domains", need: "read" },
   { method: "POST", path: "/domains", need: "write", body: () => ({ domain: uniqueDomain() }) },
-  { method: "GET", path: "/members", need: "read" },
+  // Members' e-mail addresses: read by members' sessions only, never by keys.
+  { method: "GET", path: "/members", need: "people" },
   { method: "POST", path: "/invites", need: "manage", body: () => ({ email: uniqueEmail() }) },
   { method: "GET", path: "/invites", need: "manage" },
   { method: "GET", path: "/audit", need: "manage" },
@@ -52,12 +53,12 @@ describe("organisation-scoped identity routes × credentials", async () => {
           "partner:provision",
         ]),
       },
-      (need) => (need === "manage" ? 403 : "ok"),
+      (need) => (need === "manage" || need === "people" ? 403 : "ok"),
     ],
     ["another organisation's key", { key: await other.keyWith(["identity:read", "identity:write"]) }, () => 403],
     ["owner session", { session: owner.session }, () => "ok"],
     ["admin session", { session: admin.session }, () => "ok"],
-    ["member session", { session: member.session }, (need) => (need === "read" ? "ok" : 403)],
+    ["member session", { session: member.session }, (need) => (need === "read" || need === "people" ? "ok" : 403)],
     ["operator admin session (not a member)", { session: operator.session }, () => 403],
     ["session of a non-member", { session: stranger.session }, () => 403],
   ];
