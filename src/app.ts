@@ -4,6 +4,7 @@ import { openapiPlugin } from "./http/openapi.ts";
 import { httpPlugin } from "./http/plugin.ts";
 import { routeMethodIndex } from "./http/routes.ts";
 import { healthModule } from "./modules/health/index.ts";
+import { readsModule } from "./modules/reads/index.ts";
 
 /** The whole HTTP surface; `main.ts` serves it, tests call `app.handle()` on it. */
 export function createApp(ctx: AppContext) {
@@ -11,7 +12,8 @@ export function createApp(ctx: AppContext) {
   const app = new Elysia()
     .use(httpPlugin(ctx, (path) => allowedMethods(path)))
     .use(openapiPlugin())
-    .use(healthModule(ctx));
+    .use(healthModule(ctx))
+    .use(readsModule(ctx));
   allowedMethods = routeMethodIndex(app.routes);
   return app;
 }
