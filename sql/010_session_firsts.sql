@@ -56,6 +56,9 @@ CREATE TABLE session_scope_firsts (
   k3          text NOT NULL DEFAULT '',
   session_id  uuid NOT NULL,
   first_seen  timestamptz NOT NULL,
+  -- The first_seen this row had before its last move earlier (null when never
+  -- moved); lets one upsert return what it replaced.
+  previous_first_seen  timestamptz,
   PRIMARY KEY (kind, k1, k2, k3, session_id)
 );
 -- Owners with several unrelated verified domains count the union of sessions here.
@@ -72,39 +75,6 @@ CREATE TABLE session_first_deltas (
 SELECT create_hypertable('session_first_deltas', by_range('first_seen', INTERVAL '7 days'));
 CREATE INDEX session_first_deltas_scope ON session_first_deltas (kind, k1, first_seen DESC);
 
--- Records that `p_session` was seen in a scope at `p_time`; emits deltas only
--- when that is the session's first time in the scope or earlier than it. The
--- row lock (FOR UPDATE, or the primary key on insert) serialises concurrent
--- writers of the same scope and session.
-CREATE FUNCTION record_session_first(p_kind text, p_k1 text, p_k2 text, p_k3 text, p_session uuid, p_time timestamptz)
-RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-  v_old timestamptz;
-BEGIN
-  LOOP
-    SELECT first_seen INTO v_old FROM session_scope_firsts
-    WHERE kind = p_kind AND k1 = p_k1 AND k2 = p_k2 AND k3 = p_k3 AND session_id = p_session
-    FOR UPDATE;
-    IF FOUND THEN
-      IF p_time < v_old THEN
-        UPDATE session_scope_firsts SET first_seen = p_time
-        WHERE kind = p_kind AND k1 = p_k1 AND k2 = p_k2 AND k3 = p_k3 AND session_id = p_session;
-        INSERT INTO session_first_deltas (first_seen, kind, k1, k2, k3, delta)
-        VALUES (v_old, p_kind, p_k1, p_k2, p_k3, -1), (p_time, p_kind, p_k1, p_k2, p_k3, 1);
-      END IF;
-      RETURN;
-    END IF;
-    INSERT INTO session_scope_firsts (kind, k1, k2, k3, session_id, first_seen)
-    VALUES (p_kind, p_k1, p_k2, p_k3, p_session, p_time)
-    ON CONFLICT DO NOTHING;
-    IF FOUND THEN
-      INSERT INTO session_first_deltas (first_seen, kind, k1, k2, k3, delta) VALUES (p_time, p_kind, p_k1, p_k2, p_k3, 1);
-      RETURN;
-    END IF;
-    -- Another transaction inserted the row first: loop to lock and compare with it.
-  END LOOP;
-END $$;
-
 CREATE FUNCTION events_track_session_firsts() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   v_org text := NEW.org_id::text;
@@ -112,6 +82,10 @@ DECLARE
   v_domain text := NEW.content_host;
   v_url text := md5(NEW.content_url);
   v_changed boolean;
+  v_kinds text[] := '{}';
+  v_k1 text[] := '{}';
+  v_k2 text[] := '{}';
+  v_k3 text[] := '{}';
 BEGIN
   IF NEW.content_host IS NOT NULL THEN
     INSERT INTO content_hosts (host) VALUES (NEW.content_host) ON CONFLICT DO NOTHING;
@@ -132,22 +106,39 @@ BEGIN
 
   -- Owner side: the host and each parent domain of at least two labels.
   WHILE v_domain IS NOT NULL AND position('.' IN v_domain) > 0 LOOP
-    PERFORM record_session_first('O', v_domain, '', '', NEW.session_id, NEW.event_time);
-    PERFORM record_session_first('OR', v_domain, NEW.source_role, '', NEW.session_id, NEW.event_time);
-    PERFORM record_session_first('OA', v_domain, v_org, v_agent, NEW.session_id, NEW.event_time);
+    v_kinds := v_kinds || ARRAY['O', 'OR', 'OA'];
+    v_k1 := v_k1 || ARRAY[v_domain, v_domain, v_domain];
+    v_k2 := v_k2 || ARRAY['', NEW.source_role, v_org];
+    v_k3 := v_k3 || ARRAY['', '', v_agent];
     v_domain := substr(v_domain, position('.' IN v_domain) + 1);
   END LOOP;
   IF v_url IS NOT NULL THEN
-    PERFORM record_session_first('U', v_url, '', '', NEW.session_id, NEW.event_time);
-    PERFORM record_session_first('PU', v_org, '', v_url, NEW.session_id, NEW.event_time);
-    PERFORM record_session_first('PAU', v_org, v_agent, v_url, NEW.session_id, NEW.event_time);
+    v_kinds := v_kinds || ARRAY['U', 'PU', 'PAU'];
+    v_k1 := v_k1 || ARRAY[v_url, v_org, v_org];
+    v_k2 := v_k2 || ARRAY['', '', v_agent];
+    v_k3 := v_k3 || ARRAY['', v_url, v_url];
   END IF;
-
   -- Reporter side (agent dashboards).
-  PERFORM record_session_first('P', v_org, '', '', NEW.session_id, NEW.event_time);
-  PERFORM record_session_first('PA', v_org, v_agent, '', NEW.session_id, NEW.event_time);
-  PERFORM record_session_first('PR', v_org, NEW.source_role, '', NEW.session_id, NEW.event_time);
-  PERFORM record_session_first('PAR', v_org, v_agent, NEW.source_role, NEW.session_id, NEW.event_time);
+  v_kinds := v_kinds || ARRAY['P', 'PA', 'PR', 'PAR'];
+  v_k1 := v_k1 || ARRAY[v_org, v_org, v_org, v_org];
+  v_k2 := v_k2 || ARRAY['', v_agent, NEW.source_role, v_agent];
+  v_k3 := v_k3 || ARRAY['', '', '', NEW.source_role];
+
+  -- One upsert for every scope: a new row is +1 at this time; a row moved
+  -- earlier is -1 at its previous time and +1 at this one. ON CONFLICT locks the
+  -- row, so concurrent writers of the same scope and session are serialised.
+  WITH changed AS (
+    INSERT INTO session_scope_firsts AS f (kind, k1, k2, k3, session_id, first_seen)
+    SELECT kind, k1, k2, k3, NEW.session_id, NEW.event_time FROM unnest(v_kinds, v_k1, v_k2, v_k3) AS k (kind, k1, k2, k3)
+    ON CONFLICT (kind, k1, k2, k3, session_id) DO UPDATE
+      SET first_seen = EXCLUDED.first_seen, previous_first_seen = f.first_seen
+      WHERE EXCLUDED.first_seen < f.first_seen
+    RETURNING f.kind, f.k1, f.k2, f.k3, f.previous_first_seen
+  )
+  INSERT INTO session_first_deltas (first_seen, kind, k1, k2, k3, delta)
+  SELECT NEW.event_time, kind, k1, k2, k3, 1 FROM changed
+  UNION ALL
+  SELECT previous_first_seen, kind, k1, k2, k3, -1 FROM changed WHERE previous_first_seen IS NOT NULL;
   RETURN NULL;
 END $$;
 

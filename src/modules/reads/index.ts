@@ -10,6 +10,8 @@ import {
   AgentTimeseriesQuery,
   AgentUrlsQuery,
   EventPage,
+  maxEventsPageSize,
+  maxUrlsPageSize,
   OwnerEventsQuery,
   OwnerExportQuery,
   OwnerSummaryQuery,
@@ -19,7 +21,7 @@ import {
   Timeseries,
   UrlPage,
 } from "./model.ts";
-import { parseRange } from "./params.ts";
+import { parsePage, parseRange } from "./params.ts";
 import { listEvents, listUrls, summarize, timeseries } from "./service.ts";
 
 const exportDetail = {
@@ -63,8 +65,9 @@ export const readsModule = (ctx: AppContext) =>
           "/events",
           async ({ principal, query }) => {
             const range = parseRange(query);
+            const { limit, offset } = parsePage(query, 100, maxEventsPageSize);
             const scope = await resolveOwnerScope(ctx.sql, principal, query);
-            return listEvents(ctx.sql, scope, range, query.limit ?? 100, query.offset ?? 0);
+            return listEvents(ctx.sql, scope, range, limit, offset);
           },
           {
             apiKey: "telemetry:read",
@@ -77,8 +80,9 @@ export const readsModule = (ctx: AppContext) =>
           "/urls",
           async ({ principal, query }) => {
             const range = parseRange(query);
+            const { limit, offset } = parsePage(query, 20, maxUrlsPageSize);
             const scope = await resolveOwnerScope(ctx.sql, principal, query);
-            return listUrls(ctx.sql, scope, range, query.limit ?? 20, query.offset ?? 0);
+            return listUrls(ctx.sql, scope, range, limit, offset);
           },
           {
             apiKey: "telemetry:read",
@@ -125,14 +129,11 @@ export const readsModule = (ctx: AppContext) =>
         )
         .get(
           "/events",
-          ({ principal, query }) =>
-            listEvents(
-              ctx.sql,
-              resolveReporterScope(principal, query),
-              parseRange(query),
-              query.limit ?? 100,
-              query.offset ?? 0,
-            ),
+          ({ principal, query }) => {
+            const range = parseRange(query);
+            const { limit, offset } = parsePage(query, 100, maxEventsPageSize);
+            return listEvents(ctx.sql, resolveReporterScope(principal, query), range, limit, offset);
+          },
           {
             apiKey: "telemetry:read",
             query: AgentEventsQuery,
@@ -142,14 +143,11 @@ export const readsModule = (ctx: AppContext) =>
         )
         .get(
           "/urls",
-          ({ principal, query }) =>
-            listUrls(
-              ctx.sql,
-              resolveReporterScope(principal, query),
-              parseRange(query),
-              query.limit ?? 20,
-              query.offset ?? 0,
-            ),
+          ({ principal, query }) => {
+            const range = parseRange(query);
+            const { limit, offset } = parsePage(query, 20, maxUrlsPageSize);
+            return listUrls(ctx.sql, resolveReporterScope(principal, query), range, limit, offset);
+          },
           {
             apiKey: "telemetry:read",
             query: AgentUrlsQuery,

@@ -36,11 +36,11 @@ const agentQuery = {
   ),
 };
 
+// Bounds are checked by `parsePage` rather than the schema: Elysia's query-number
+// coercion reports a bound violation without naming the parameter.
 const paging = (defaultLimit: number, maxLimit: number) => ({
-  limit: t.Optional(
-    t.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit, description: `Page size, at most ${maxLimit}.` }),
-  ),
-  offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
+  limit: t.Optional(t.Integer({ default: defaultLimit, description: `Page size, 1 to ${maxLimit}.` })),
+  offset: t.Optional(t.Integer({ default: 0, description: "Items to skip, 0 or more." })),
 });
 
 const IntervalSchema = (options: { default?: string; description?: string } = {}) =>

@@ -42,3 +42,20 @@ export function parseRange(query: { since?: string; until?: string }): Range {
   }
   return { since: since as Date, until: until as Date | null };
 }
+
+/** Page size and offset within their documented bounds (422 naming the field otherwise). */
+export function parsePage(
+  query: { limit?: number; offset?: number },
+  defaultLimit: number,
+  maxLimit: number,
+): { limit: number; offset: number } {
+  const limit = query.limit ?? defaultLimit;
+  const offset = query.offset ?? 0;
+  const errors: FieldError[] = [];
+  if (limit < 1 || limit > maxLimit) errors.push({ path: "/limit", message: `must be between 1 and ${maxLimit}` });
+  if (offset < 0) errors.push({ path: "/offset", message: "must not be negative" });
+  if (errors.length > 0) {
+    throw problems.invalid(`the query parameters are invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
+  }
+  return { limit, offset };
+}
