@@ -5,6 +5,9 @@
 -- buckets with pending invalidations (late data not yet re-materialised, see
 -- rollup_stale_ranges) are read one level finer, so answers are always exact.
 --
+-- Families: events per host (summaries, timeseries, totals), per URL for owner
+-- reads, per URL and reporter for agent reads (kept apart so owner URL rollups
+-- do not multiply by reporters and agents), and session firsts per scope.
 -- Each level aggregates the raw hypertable directly (not hierarchically) so a
 -- level's freshness never depends on another level's refresh.
 -- Group indexes are replaced by the few the reads use (URL columns can be
@@ -22,14 +25,23 @@ CREATE INDEX events_by_host_hour_reporter ON events_by_host_hour (org_id, bucket
 
 CREATE MATERIALIZED VIEW events_by_url_hour
 WITH (timescaledb.continuous, timescaledb.materialized_only = false, timescaledb.create_group_indexes = false) AS
-SELECT time_bucket(INTERVAL '1 hour', event_time) AS bucket, content_host, content_url, org_id, agent_id, event_type,
+SELECT time_bucket(INTERVAL '1 hour', event_time) AS bucket, content_host, content_url, event_type,
        count(*) AS events, max(event_time) AS last_seen
 FROM events
 WHERE content_url IS NOT NULL
-GROUP BY bucket, content_host, content_url, org_id, agent_id, event_type
+GROUP BY bucket, content_host, content_url, event_type
 WITH NO DATA;
 CREATE INDEX events_by_url_hour_host ON events_by_url_hour (content_host, bucket);
-CREATE INDEX events_by_url_hour_reporter ON events_by_url_hour (org_id, bucket);
+
+CREATE MATERIALIZED VIEW events_by_reporter_url_hour
+WITH (timescaledb.continuous, timescaledb.materialized_only = false, timescaledb.create_group_indexes = false) AS
+SELECT time_bucket(INTERVAL '1 hour', event_time) AS bucket, org_id, agent_id, content_url, event_type,
+       count(*) AS events, max(event_time) AS last_seen
+FROM events
+WHERE content_url IS NOT NULL
+GROUP BY bucket, org_id, agent_id, content_url, event_type
+WITH NO DATA;
+CREATE INDEX events_by_reporter_url_hour_reporter ON events_by_reporter_url_hour (org_id, bucket);
 
 CREATE MATERIALIZED VIEW session_firsts_hour
 WITH (timescaledb.continuous, timescaledb.materialized_only = false, timescaledb.create_group_indexes = false) AS
@@ -51,14 +63,23 @@ CREATE INDEX events_by_host_day_reporter ON events_by_host_day (org_id, bucket);
 
 CREATE MATERIALIZED VIEW events_by_url_day
 WITH (timescaledb.continuous, timescaledb.materialized_only = false, timescaledb.create_group_indexes = false) AS
-SELECT time_bucket(INTERVAL '1 day', event_time) AS bucket, content_host, content_url, org_id, agent_id, event_type,
+SELECT time_bucket(INTERVAL '1 day', event_time) AS bucket, content_host, content_url, event_type,
        count(*) AS events, max(event_time) AS last_seen
 FROM events
 WHERE content_url IS NOT NULL
-GROUP BY bucket, content_host, content_url, org_id, agent_id, event_type
+GROUP BY bucket, content_host, content_url, event_type
 WITH NO DATA;
 CREATE INDEX events_by_url_day_host ON events_by_url_day (content_host, bucket);
-CREATE INDEX events_by_url_day_reporter ON events_by_url_day (org_id, bucket);
+
+CREATE MATERIALIZED VIEW events_by_reporter_url_day
+WITH (timescaledb.continuous, timescaledb.materialized_only = false, timescaledb.create_group_indexes = false) AS
+SELECT time_bucket(INTERVAL '1 day', event_time) AS bucket, org_id, agent_id, content_url, event_type,
+       count(*) AS events, max(event_time) AS last_seen
+FROM events
+WHERE content_url IS NOT NULL
+GROUP BY bucket, org_id, agent_id, content_url, event_type
+WITH NO DATA;
+CREATE INDEX events_by_reporter_url_day_reporter ON events_by_reporter_url_day (org_id, bucket);
 
 CREATE MATERIALIZED VIEW session_firsts_day
 WITH (timescaledb.continuous, timescaledb.materialized_only = false, timescaledb.create_group_indexes = false) AS
@@ -80,14 +101,23 @@ CREATE INDEX events_by_host_month_reporter ON events_by_host_month (org_id, buck
 
 CREATE MATERIALIZED VIEW events_by_url_month
 WITH (timescaledb.continuous, timescaledb.materialized_only = false, timescaledb.create_group_indexes = false) AS
-SELECT time_bucket(INTERVAL '1 month', event_time) AS bucket, content_host, content_url, org_id, agent_id, event_type,
+SELECT time_bucket(INTERVAL '1 month', event_time) AS bucket, content_host, content_url, event_type,
        count(*) AS events, max(event_time) AS last_seen
 FROM events
 WHERE content_url IS NOT NULL
-GROUP BY bucket, content_host, content_url, org_id, agent_id, event_type
+GROUP BY bucket, content_host, content_url, event_type
 WITH NO DATA;
 CREATE INDEX events_by_url_month_host ON events_by_url_month (content_host, bucket);
-CREATE INDEX events_by_url_month_reporter ON events_by_url_month (org_id, bucket);
+
+CREATE MATERIALIZED VIEW events_by_reporter_url_month
+WITH (timescaledb.continuous, timescaledb.materialized_only = false, timescaledb.create_group_indexes = false) AS
+SELECT time_bucket(INTERVAL '1 month', event_time) AS bucket, org_id, agent_id, content_url, event_type,
+       count(*) AS events, max(event_time) AS last_seen
+FROM events
+WHERE content_url IS NOT NULL
+GROUP BY bucket, org_id, agent_id, content_url, event_type
+WITH NO DATA;
+CREATE INDEX events_by_reporter_url_month_reporter ON events_by_reporter_url_month (org_id, bucket);
 
 CREATE MATERIALIZED VIEW session_firsts_month
 WITH (timescaledb.continuous, timescaledb.materialized_only = false, timescaledb.create_group_indexes = false) AS
@@ -102,12 +132,15 @@ CREATE INDEX session_firsts_month_scope ON session_firsts_month (kind, k1, bucke
 -- background jobs; there the service's own croner job refreshes them.
 SELECT add_continuous_aggregate_policy('events_by_host_hour', start_offset => NULL, end_offset => INTERVAL '1 hour', schedule_interval => INTERVAL '1 minute');
 SELECT add_continuous_aggregate_policy('events_by_url_hour', start_offset => NULL, end_offset => INTERVAL '1 hour', schedule_interval => INTERVAL '1 minute');
+SELECT add_continuous_aggregate_policy('events_by_reporter_url_hour', start_offset => NULL, end_offset => INTERVAL '1 hour', schedule_interval => INTERVAL '1 minute');
 SELECT add_continuous_aggregate_policy('session_firsts_hour', start_offset => NULL, end_offset => INTERVAL '1 hour', schedule_interval => INTERVAL '1 minute');
 SELECT add_continuous_aggregate_policy('events_by_host_day', start_offset => NULL, end_offset => INTERVAL '1 day', schedule_interval => INTERVAL '5 minutes');
 SELECT add_continuous_aggregate_policy('events_by_url_day', start_offset => NULL, end_offset => INTERVAL '1 day', schedule_interval => INTERVAL '5 minutes');
+SELECT add_continuous_aggregate_policy('events_by_reporter_url_day', start_offset => NULL, end_offset => INTERVAL '1 day', schedule_interval => INTERVAL '5 minutes');
 SELECT add_continuous_aggregate_policy('session_firsts_day', start_offset => NULL, end_offset => INTERVAL '1 day', schedule_interval => INTERVAL '5 minutes');
 SELECT add_continuous_aggregate_policy('events_by_host_month', start_offset => NULL, end_offset => INTERVAL '1 month', schedule_interval => INTERVAL '1 hour');
 SELECT add_continuous_aggregate_policy('events_by_url_month', start_offset => NULL, end_offset => INTERVAL '1 month', schedule_interval => INTERVAL '1 hour');
+SELECT add_continuous_aggregate_policy('events_by_reporter_url_month', start_offset => NULL, end_offset => INTERVAL '1 month', schedule_interval => INTERVAL '1 hour');
 SELECT add_continuous_aggregate_policy('session_firsts_month', start_offset => NULL, end_offset => INTERVAL '1 month', schedule_interval => INTERVAL '1 hour');
 
 -- Time ranges of each aggregate whose materialised buckets may be out of date:

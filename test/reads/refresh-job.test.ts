@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { scheduledJobs } from "croner";
 import { startJobs } from "../../src/jobs/index.ts";
 import { refreshAggregates } from "../../src/jobs/refresh-aggregates.ts";
-import { loadStaleRanges } from "../../src/modules/reads/rollups.ts";
+import { loadStaleRanges, rollupFamilies } from "../../src/modules/reads/rollups.ts";
 import { insertEvents } from "../support/events.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { testRuntime } from "../support/runtime.ts";
@@ -23,7 +23,7 @@ describe("aggregate refresh job", () => {
     ]);
     expect(await refreshAggregates(sql)).toBe(true);
     let stale = await loadStaleRanges(sql);
-    for (const family of ["events_by_host", "events_by_url", "session_firsts"] as const) {
+    for (const family of rollupFamilies) {
       for (const level of ["hour", "day", "month"] as const) expect(staleAt(stale[family][level], lateAt)).toBe(false);
     }
     // A late event (older than the refreshed buckets) marks its buckets stale until the next refresh.

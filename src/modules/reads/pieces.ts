@@ -12,7 +12,7 @@ export interface PieceSource {
   time: Fragment;
   /** The number of events (or the session delta sum) the piece's rows stand for. */
   count: Fragment;
-  /** Latest event time (events_by_url only). */
+  /** Latest event time (URL families only). */
   lastSeen: Fragment;
   /** Extra filter the raw rows need to match the rollup's definition. */
   rawFilter: Fragment;
@@ -42,7 +42,7 @@ export function pieceSource(sql: Sql, family: RollupFamily, piece: Piece): Piece
     time: sql`event_time`,
     count: sql`count(*)`,
     lastSeen: sql`max(event_time)`,
-    rawFilter: family === "events_by_url" ? sql`content_url IS NOT NULL` : sql`true`,
+    rawFilter: family === "events_by_host" ? sql`true` : sql`content_url IS NOT NULL`,
   };
 }
 

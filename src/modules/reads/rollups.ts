@@ -1,8 +1,8 @@
 import type { Sql } from "../../db/client.ts";
 import type { Level, StaleRange } from "./plan.ts";
 
-/** The three families of continuous aggregates (sql/011_read_aggregates.sql), each at every level. */
-export const rollupFamilies = ["events_by_host", "events_by_url", "session_firsts"] as const;
+/** The four families of continuous aggregates (sql/011_read_aggregates.sql), each at every level. */
+export const rollupFamilies = ["events_by_host", "events_by_url", "events_by_reporter_url", "session_firsts"] as const;
 export type RollupFamily = (typeof rollupFamilies)[number];
 
 export const rollupLevels: readonly Level["name"][] = ["hour", "day", "month"];
@@ -24,7 +24,7 @@ export type StaleByLevel = Partial<Record<Level["name"], StaleRange[]>>;
 export async function loadStaleRanges(sql: Sql): Promise<Record<RollupFamily, StaleByLevel>> {
   const rows = await sql<{ view_name: string; lowest_ms: number; greatest_ms: number }[]>`
     SELECT view_name, lowest_ms, greatest_ms FROM rollup_stale_ranges(${sql.array([...allRollupViews])})`;
-  const result: Record<RollupFamily, StaleByLevel> = { events_by_host: {}, events_by_url: {}, session_firsts: {} };
+  const result = Object.fromEntries(rollupFamilies.map((family) => [family, {}])) as Record<RollupFamily, StaleByLevel>;
   for (const family of rollupFamilies) {
     for (const level of rollupLevels) {
       const view = rollupView(family, level);

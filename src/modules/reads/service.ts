@@ -311,10 +311,11 @@ const md5 = (value: string) => new Bun.CryptoHasher("md5").update(value).digest(
 /** URL metrics by total_events descending, then URL (byte order). */
 export async function listUrls(sql: Sql, scope: ReadScope, range: Range, limit: number, offset: number) {
   const resolved = await resolve(sql, scope);
-  const pieces = plan(resolved, "events_by_url", range, allLevels);
+  const family = scope.view === "owner" ? "events_by_url" : "events_by_reporter_url";
+  const pieces = plan(resolved, family, range, allLevels);
   const union = unionOfPieces(
     sql,
-    "events_by_url",
+    family,
     pieces,
     (source, inRange) => sql`
       SELECT content_url, event_type, ${source.count} AS n, ${source.lastSeen} AS last_seen
