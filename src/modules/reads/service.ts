@@ -183,10 +183,9 @@ function addTo(map: Map<string, number>, key: string, n: number) {
 export async function summarize(sql: Sql, scope: ReadScope, range: Range) {
   const resolved = await resolve(sql, scope);
   const sessionKeys = summarySessionKeys(sql, resolved);
-  const [events, sessions] = [
-    await countEvents(sql, resolved, range),
-    await countSessions(sql, resolved, range, sessionKeys.keys, { union: sessionKeys.union }),
-  ];
+  // One after the other: the embedded engine has a single connection.
+  const events = await countEvents(sql, resolved, range);
+  const sessions = await countSessions(sql, resolved, range, sessionKeys.keys, { union: sessionKeys.union });
 
   const byType = new Map<string, number>();
   const byRole = new Map<string, number>();
@@ -322,20 +321,24 @@ export async function listUrls(sql: Sql, scope: ReadScope, range: Range, limit: 
       FROM ${source.table} WHERE ${resolved.events} AND ${inRange}
       GROUP BY content_url, event_type`,
   );
+  // Rank URLs on their totals first; event types are gathered for the page's URLs only.
   const rows = await sql<UrlRow[]>`
     WITH per_type AS (
       SELECT content_url, event_type, sum(n) AS n, max(last_seen) AS last_seen
       FROM (${union}) pieces GROUP BY content_url, event_type
     ), per_url AS (
-      SELECT content_url, sum(n) AS total_events, max(last_seen) AS last_seen,
-             jsonb_agg(jsonb_build_object('event_type', event_type, 'count', n) ORDER BY n DESC, event_type COLLATE "C") AS event_types
-      FROM per_type GROUP BY content_url
-    )
-    SELECT totals.total, page.*
-    FROM (SELECT count(*) AS total FROM per_url) totals
-    LEFT JOIN LATERAL (
+      SELECT content_url, sum(n) AS total_events, max(last_seen) AS last_seen FROM per_type GROUP BY content_url
+    ), page AS (
       SELECT * FROM per_url ORDER BY total_events DESC, content_url COLLATE "C" LIMIT ${limit} OFFSET ${offset}
-    ) page ON true`;
+    )
+    SELECT totals.total, page.content_url, page.total_events, page.last_seen,
+           jsonb_agg(jsonb_build_object('event_type', t.event_type, 'count', t.n) ORDER BY t.n DESC, t.event_type COLLATE "C")
+             FILTER (WHERE t.event_type IS NOT NULL) AS event_types
+    FROM (SELECT count(*) AS total FROM per_url) totals
+    LEFT JOIN page ON true
+    LEFT JOIN per_type t ON t.content_url = page.content_url
+    GROUP BY totals.total, page.content_url, page.total_events, page.last_seen
+    ORDER BY page.total_events DESC, page.content_url COLLATE "C"`;
   const pageRows = rows.filter((row) => row.content_url !== null);
   const sessions = await urlSessions(
     sql,
