@@ -62,7 +62,8 @@ const platforms = await Promise.all(
 const agents = Array.from({ length: 10 }, (_, i) => ({ org: platforms[i % 3]?.id as string, agent: `agent-${i}` }));
 const bigHosts = Array.from({ length: 40 }, (_, i) => (i === 0 ? bigDomain : `h${i}.${bigDomain}`));
 const noiseHosts = Array.from({ length: 20 }, (_, i) => `site${i}-${tag}.example.org`);
-const pagesPerHost = Math.max(25, Math.round(totalEvents / 40 / 40));
+// "Many thousands of URLs": a site's size, not scaled with the event count.
+const pagesPerHost = 250;
 const eventTypes = ["content_retrieved", "content_grounded", "content_cited", "content_presented", "content_engaged"];
 
 const end = Date.now();

@@ -1,6 +1,8 @@
 import type { Sql } from "../../db/client.ts";
+import type { toEventItem } from "./events.ts";
+import type { Range } from "./read-context.ts";
 import type { ReadScope } from "./scope.ts";
-import { type Range, streamEventBatches, type toEventItem } from "./service.ts";
+import { streamEventBatches } from "./service.ts";
 
 export type ExportFormat = "ndjson" | "csv";
 

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { apiKeyAuth } from "../../http/auth.ts";
 import { resolveOwnerScope, resolveReporterScope } from "./access.ts";
+import { listEvents } from "./events.ts";
 import { exportFormat, exportResponse } from "./export.ts";
 import {
   AgentEventsQuery,
@@ -22,7 +23,9 @@ import {
   UrlPage,
 } from "./model.ts";
 import { parsePage, parseRange } from "./params.ts";
-import { listEvents, listUrls, summarize, timeseries } from "./service.ts";
+import { summarize } from "./summary.ts";
+import { timeseries } from "./timeseries.ts";
+import { listUrls } from "./urls.ts";
 
 const exportDetail = {
   description:

@@ -1,5 +1,5 @@
 import { type FieldError, problems } from "../../http/problem.ts";
-import type { Range } from "./service.ts";
+import type { Range } from "./read-context.ts";
 
 const isoPattern = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2}))?$/i;
 
