@@ -14,6 +14,7 @@ import { keysModule } from "./modules/keys/index.ts";
 import { membersModule } from "./modules/members/index.ts";
 import { organizationsModule } from "./modules/organizations/index.ts";
 import { partnersModule } from "./modules/partners/index.ts";
+import { readsModule } from "./modules/reads/index.ts";
 import { resolveModule } from "./modules/resolve/index.ts";
 import { settingsModule } from "./modules/settings/index.ts";
 
@@ -26,6 +27,7 @@ export function createApp(ctx: AppContext) {
     .use(openapiPlugin(() => routes()))
     .use(healthModule(ctx))
     .use(ingestModule(ctx))
+    .use(readsModule(ctx))
     .use(clickTokensModule(ctx))
     .use(authModule(ctx))
     .use(auditModule(ctx))

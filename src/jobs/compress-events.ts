@@ -1,7 +1,5 @@
-import { Cron } from "croner";
-import type { AppContext } from "../context.ts";
 import type { Sql } from "../db/client.ts";
-import { describeError, type Logger } from "../log.ts";
+import type { Logger } from "../log.ts";
 
 // Arbitrary constant shared by every instance: one compression run at a time.
 const compressionLockKey = 7_260_331_003;
@@ -31,14 +29,4 @@ export async function runEventCompression(sql: Sql, log: Logger): Promise<boolea
   } finally {
     conn.release();
   }
-}
-
-/** The embedded engine runs no TimescaleDB background jobs, so the service triggers compression there. */
-export function scheduleEventCompression(ctx: AppContext): { stop(): void } | undefined {
-  if (ctx.databaseKind !== "embedded") return undefined;
-  return new Cron(ctx.config.EVENTS_COMPRESSION_CRON, { protect: true }, async () => {
-    await runEventCompression(ctx.sql, ctx.log).catch((error: unknown) =>
-      ctx.log.error("events compression failed", describeError(error)),
-    );
-  });
 }

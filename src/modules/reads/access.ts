@@ -1,0 +1,66 @@
+import type { Sql } from "../../db/client.ts";
+import { problems } from "../../http/problem.ts";
+import { findActiveDelegation } from "../delegations/service.ts";
+import { isWithinDomain } from "../domains/normalize.ts";
+import type { Principal } from "../keys/authenticator.ts";
+import type { ReadScope } from "./scope.ts";
+
+async function verifiedDomainsOf(sql: Sql, orgId: string): Promise<string[]> {
+  const rows = await sql<{ domain: string }[]>`
+    SELECT domain FROM domains WHERE org_id = ${orgId}::uuid AND state = 'verified' ORDER BY domain`;
+  return rows.map((row) => row.domain);
+}
+
+/**
+ * The owner whose data a /content-owners read shows, and its domains:
+ * - a content-owner key: its own organisation and verified domains;
+ * - a platform or agent key with `delegated_from`: the grantor's, only while an
+ *   active delegation from the grantor to the key's organisation grants telemetry:read.
+ * `domain` narrows to one of those domains (or a subdomain of one); any other is 403.
+ * The caller has already required telemetry:read on the key.
+ */
+export async function resolveOwnerScope(
+  sql: Sql,
+  principal: Principal,
+  query: { domain?: string; delegated_from?: string },
+): Promise<Extract<ReadScope, { view: "owner" }>> {
+  let orgId: string;
+  let domains: readonly string[];
+  if (query.delegated_from !== undefined) {
+    const grantorId = query.delegated_from.toLowerCase();
+    if (principal.orgType === "content_owner") {
+      throw problems.forbidden("delegation_not_allowed", "delegated reads are for platform and agent keys");
+    }
+    const delegation = await findActiveDelegation(sql, grantorId, principal.orgId);
+    if (!delegation?.scopes.includes("telemetry:read")) {
+      throw problems.forbidden(
+        "no_active_delegation",
+        `no active delegation from ${grantorId} to this organisation grants telemetry:read`,
+      );
+    }
+    orgId = grantorId;
+    domains = await verifiedDomainsOf(sql, grantorId);
+  } else {
+    if (principal.orgType !== "content_owner") {
+      throw problems.forbidden(
+        "delegation_required",
+        "platform and agent keys read content-owner data only with delegated_from (an active delegation)",
+      );
+    }
+    orgId = principal.orgId;
+    domains = principal.verifiedDomains;
+  }
+  if (query.domain === undefined) return { view: "owner", orgId, domains };
+  const domain = query.domain.trim().toLowerCase().replace(/\.$/, "");
+  if (!domains.some((verified) => isWithinDomain(domain, verified))) {
+    throw problems.forbidden("domain_not_bound", `${domain} is not a verified domain of this content owner`, {
+      domain,
+    });
+  }
+  return { view: "owner", orgId, domains: [domain] };
+}
+
+/** /agent/* reads: the events the key's own organisation reported, optionally of one agent. */
+export function resolveReporterScope(principal: Principal, query: { agent_id?: string }): ReadScope {
+  return { view: "reporter", orgId: principal.orgId, agentId: query.agent_id ?? null };
+}

@@ -1,0 +1,72 @@
+import type { Sql } from "../../db/client.ts";
+import type { toEventItem } from "./events.ts";
+import type { Range } from "./read-context.ts";
+import type { ReadScope } from "./scope.ts";
+import { streamEventBatches } from "./service.ts";
+
+export type ExportFormat = "ndjson" | "csv";
+
+const contentTypes: Record<ExportFormat, string> = {
+  ndjson: "application/x-ndjson; charset=utf-8",
+  csv: "text/csv; charset=utf-8",
+};
+
+/** `format=` wins; otherwise the Accept header (text/csv → CSV); NDJSON by default. */
+export function exportFormat(format: ExportFormat | undefined, accept: string | undefined): ExportFormat {
+  if (format) return format;
+  return /\btext\/csv\b/i.test(accept ?? "") ? "csv" : "ndjson";
+}
+
+type EventItem = ReturnType<typeof toEventItem>;
+const csvColumns = [
+  "event_id",
+  "session_id",
+  "event_type",
+  "content_url",
+  "event_timestamp",
+  "event_data",
+  "platform_id",
+  "agent_id",
+] as const satisfies readonly (keyof EventItem)[];
+
+/** RFC 4180 field: quoted when it holds a delimiter, quote or line break. */
+function csvField(value: unknown): string {
+  if (value === null || value === undefined) return "";
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+function encodeRow(format: ExportFormat, item: EventItem): string {
+  if (format === "ndjson") return `${JSON.stringify(item)}\n`;
+  return `${csvColumns.map((column) => csvField(item[column])).join(",")}\r\n`;
+}
+
+/**
+ * Streams every event of the range, oldest first, without paging: rows come from
+ * a database cursor and are written as the client reads (pull-based), so memory
+ * stays constant whatever the range holds.
+ */
+export function exportResponse(sql: Sql, scope: ReadScope, range: Range, format: ExportFormat): Response {
+  const encoder = new TextEncoder();
+  const batches = streamEventBatches(sql, scope, range);
+  let headerSent = format !== "csv";
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!headerSent) {
+        headerSent = true;
+        controller.enqueue(encoder.encode(`${csvColumns.join(",")}\r\n`));
+        return;
+      }
+      const next = await batches.next();
+      if (next.done) controller.close();
+      else controller.enqueue(encoder.encode(next.value.map((item) => encodeRow(format, item)).join("")));
+    },
+    async cancel() {
+      await batches.return(undefined);
+    },
+  });
+  const filename = `events.${format === "csv" ? "csv" : "ndjson"}`;
+  return new Response(body, {
+    headers: { "content-type": contentTypes[format], "content-disposition": `attachment; filename="${filename}"` },
+  });
+}

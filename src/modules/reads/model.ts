@@ -1,0 +1,131 @@
+import { t } from "elysia";
+
+/** Largest page sizes (above them: 422). */
+export const maxEventsPageSize = 1000;
+export const maxUrlsPageSize = 200;
+
+const isoTime = (description: string) => t.String({ description });
+const uuidPattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+
+const rangeQuery = {
+  since: t.Optional(
+    t.String({
+      description: "ISO 8601 start, inclusive (date-time with zone, or a date meaning 00:00 UTC). Default: all time.",
+    }),
+  ),
+  until: t.Optional(t.String({ description: "ISO 8601 end, exclusive. Default: open-ended." })),
+};
+
+const ownerQuery = {
+  ...rangeQuery,
+  domain: t.Optional(
+    t.String({ maxLength: 253, description: "Narrow to one verified domain of the owner (or a subdomain of one)." }),
+  ),
+  delegated_from: t.Optional(
+    t.String({
+      pattern: uuidPattern,
+      description: "Grantor organisation id: read that owner's data through an active delegation (platform keys).",
+    }),
+  ),
+};
+
+const agentQuery = {
+  ...rangeQuery,
+  agent_id: t.Optional(
+    t.String({ minLength: 1, maxLength: 200, description: "Narrow to one agent of the caller's organisation." }),
+  ),
+};
+
+// Bounds are checked by `parsePage` rather than the schema: Elysia's query-number
+// coercion reports a bound violation without naming the parameter.
+const paging = (defaultLimit: number, maxLimit: number) => ({
+  limit: t.Optional(t.Integer({ default: defaultLimit, description: `Page size, 1 to ${maxLimit}.` })),
+  offset: t.Optional(t.Integer({ default: 0, description: "Items to skip, 0 or more." })),
+});
+
+const IntervalSchema = (options: { default?: string; description?: string } = {}) =>
+  t.Union([t.Literal("hour"), t.Literal("day"), t.Literal("week"), t.Literal("month")], options);
+export type Interval = "hour" | "day" | "week" | "month";
+
+const timeseriesParams = {
+  interval: t.Optional(IntervalSchema({ default: "day", description: "Bucket size (UTC; weeks start on Monday)." })),
+};
+
+const exportParams = {
+  format: t.Optional(
+    t.Union([t.Literal("ndjson"), t.Literal("csv")], {
+      description: "Overrides the Accept header (application/x-ndjson or text/csv). Default: ndjson.",
+    }),
+  ),
+};
+
+export const OwnerSummaryQuery = t.Object(ownerQuery);
+export const OwnerEventsQuery = t.Object({ ...ownerQuery, ...paging(100, maxEventsPageSize) });
+export const OwnerUrlsQuery = t.Object({ ...ownerQuery, ...paging(20, maxUrlsPageSize) });
+export const OwnerTimeseriesQuery = t.Object({ ...ownerQuery, ...timeseriesParams });
+export const OwnerExportQuery = t.Object({ ...ownerQuery, ...exportParams });
+export const AgentSummaryQuery = t.Object(agentQuery);
+export const AgentEventsQuery = t.Object({ ...agentQuery, ...paging(100, maxEventsPageSize) });
+export const AgentUrlsQuery = t.Object({ ...agentQuery, ...paging(20, maxUrlsPageSize) });
+export const AgentTimeseriesQuery = t.Object({ ...agentQuery, ...timeseriesParams });
+export const AgentExportQuery = t.Object({ ...agentQuery, ...exportParams });
+
+const TypeCount = t.Object({ event_type: t.String(), count: t.Integer() });
+
+export const Summary = t.Object({
+  organization_id: t.String(),
+  domains: t.Array(t.String()),
+  total_events: t.Integer(),
+  total_sessions: t.Integer(),
+  events_by_type: t.Array(TypeCount),
+  events_by_source: t.Array(t.Object({ source_role: t.String(), count: t.Integer(), sessions: t.Integer() })),
+  agents: t.Array(
+    t.Object({
+      platform_id: t.String(),
+      agent_id: t.Nullable(t.String()),
+      event_count: t.Integer(),
+      session_count: t.Integer(),
+    }),
+  ),
+  period_start: isoTime("Start of the period (inclusive)"),
+  period_end: t.Nullable(isoTime("End of the period (exclusive); null when open-ended")),
+});
+
+export const EventItem = t.Object({
+  event_id: t.String(),
+  session_id: t.Nullable(t.String()),
+  event_type: t.String(),
+  content_url: t.Nullable(t.String()),
+  event_timestamp: t.String(),
+  event_data: t.Record(t.String(), t.Unknown()),
+  platform_id: t.String(),
+  agent_id: t.Nullable(t.String()),
+});
+
+export const UrlItem = t.Object({
+  content_url: t.String(),
+  total_events: t.Integer(),
+  unique_sessions: t.Integer(),
+  event_types: t.Array(TypeCount),
+  last_seen: t.String(),
+});
+
+const paged = <T extends ReturnType<typeof t.Object>>(item: T) =>
+  t.Object({ items: t.Array(item), total: t.Integer(), limit: t.Integer(), offset: t.Integer() });
+
+export const EventPage = paged(EventItem);
+export const UrlPage = paged(UrlItem);
+
+export const Timeseries = t.Object({
+  interval: IntervalSchema(),
+  period_start: t.String(),
+  period_end: t.Nullable(t.String()),
+  buckets: t.Array(
+    t.Object({
+      bucket_start: t.String(),
+      total_events: t.Integer(),
+      sessions: t.Integer(),
+      events_by_type: t.Array(TypeCount),
+    }),
+  ),
+});

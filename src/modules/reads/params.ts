@@ -1,0 +1,61 @@
+import { type FieldError, problems } from "../../http/problem.ts";
+import type { Range } from "./read-context.ts";
+
+const isoPattern = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2}))?$/i;
+
+/**
+ * Parses an ISO 8601 date (meaning 00:00 UTC) or a date-time with a zone (`Z`
+ * or `±HH:MM`), to millisecond precision; undefined when it is not one.
+ */
+export function parseIsoTime(value: string): Date | undefined {
+  const match = isoPattern.exec(value);
+  if (!match) return undefined;
+  const [, year, month, day, hour = "00", minute = "00", second = "00", fraction = "", zone = "Z"] = match;
+  const calendar = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+  if (calendar.getUTCMonth() !== Number(month) - 1 || calendar.getUTCDate() !== Number(day)) return undefined;
+  if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return undefined;
+  const millis = fraction.padEnd(3, "0").slice(0, 3);
+  const parsed = new Date(`${year}-${month}-${day}T${hour}:${minute}:${second}.${millis}${zone.toUpperCase()}`);
+  return Number.isNaN(parsed.getTime()) ? undefined : parsed;
+}
+
+const epoch = new Date(0);
+
+/**
+ * The period of a read: `since` omitted is the beginning of time (reported as
+ * 1970-01-01T00:00:00Z), `until` omitted is open-ended. Unparsable times and
+ * since after until are 422 naming the field.
+ */
+export function parseRange(query: { since?: string; until?: string }): Range {
+  const errors: FieldError[] = [];
+  const since = query.since === undefined ? epoch : parseIsoTime(query.since);
+  const until = query.until === undefined ? null : parseIsoTime(query.until);
+  if (since === undefined)
+    errors.push({ path: "/since", message: "must be an ISO 8601 date or date-time with a zone" });
+  if (until === undefined)
+    errors.push({ path: "/until", message: "must be an ISO 8601 date or date-time with a zone" });
+  if (since && until && since.getTime() > until.getTime()) {
+    errors.push({ path: "/since", message: "must not be after until" });
+  }
+  if (errors.length > 0) {
+    throw problems.invalid(`the query parameters are invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
+  }
+  return { since: since as Date, until: until as Date | null };
+}
+
+/** Page size and offset within their documented bounds (422 naming the field otherwise). */
+export function parsePage(
+  query: { limit?: number; offset?: number },
+  defaultLimit: number,
+  maxLimit: number,
+): { limit: number; offset: number } {
+  const limit = query.limit ?? defaultLimit;
+  const offset = query.offset ?? 0;
+  const errors: FieldError[] = [];
+  if (limit < 1 || limit > maxLimit) errors.push({ path: "/limit", message: `must be between 1 and ${maxLimit}` });
+  if (offset < 0) errors.push({ path: "/offset", message: "must not be negative" });
+  if (errors.length > 0) {
+    throw problems.invalid(`the query parameters are invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
+  }
+  return { limit, offset };
+}

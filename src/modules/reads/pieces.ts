@@ -1,0 +1,68 @@
+import type postgres from "postgres";
+import type { Sql } from "../../db/client.ts";
+import type { Piece } from "./plan.ts";
+import { type RollupFamily, rollupView } from "./rollups.ts";
+
+type Fragment = postgres.PendingQuery<postgres.Row[]>;
+
+/** Where one piece of a range is read: a rollup at the piece's level, or the raw rows. */
+export interface PieceSource {
+  table: Fragment;
+  /** The bucket start (rollups) or row time (raw). */
+  time: Fragment;
+  /** The number of events (or the session delta sum) the piece's rows stand for. */
+  count: Fragment;
+  /** Latest event time (URL families only). */
+  lastSeen: Fragment;
+  /** Extra filter the raw rows need to match the rollup's definition. */
+  rawFilter: Fragment;
+}
+
+export function pieceSource(sql: Sql, family: RollupFamily, piece: Piece): PieceSource {
+  if (piece.level !== "raw") {
+    return {
+      table: sql`${sql(rollupView(family, piece.level))}`,
+      time: sql`bucket`,
+      count: family === "session_firsts" ? sql`sum(sessions)` : sql`sum(events)`,
+      lastSeen: sql`max(last_seen)`,
+      rawFilter: sql`true`,
+    };
+  }
+  if (family === "session_firsts") {
+    return {
+      table: sql`session_first_deltas`,
+      time: sql`first_seen`,
+      count: sql`sum(delta)`,
+      lastSeen: sql`NULL::timestamptz`,
+      rawFilter: sql`true`,
+    };
+  }
+  return {
+    table: sql`events`,
+    time: sql`event_time`,
+    count: sql`count(*)`,
+    lastSeen: sql`max(event_time)`,
+    rawFilter: family === "events_by_host" ? sql`true` : sql`content_url IS NOT NULL`,
+  };
+}
+
+/**
+ * UNION ALL of one sub-select per piece. `select` builds a piece's sub-select
+ * from its source and its time condition (half-open [start, end)).
+ */
+export function unionOfPieces(
+  sql: Sql,
+  family: RollupFamily,
+  pieces: readonly Piece[],
+  select: (source: PieceSource, inRange: Fragment) => Fragment,
+): Fragment {
+  // An empty range still needs a well-formed sub-select: one raw piece matching nothing.
+  const nonEmpty: readonly Piece[] =
+    pieces.length > 0 ? pieces : [{ level: "raw", start: new Date(0), end: new Date(0) }];
+  const parts = nonEmpty.map((piece) => {
+    const source = pieceSource(sql, family, piece);
+    const inRange = sql`${source.time} >= ${piece.start} AND ${source.time} < ${piece.end} AND ${source.rawFilter}`;
+    return select(source, inRange);
+  });
+  return parts.slice(1).reduce((union, part) => sql`${union} UNION ALL ${part}`, parts[0] as Fragment);
+}

@@ -1,0 +1,106 @@
+/**
+ * Splits a time range into pieces answered by rollups of decreasing bucket size
+ * and, for what no whole bucket covers, by raw rows. Pure: the caller supplies
+ * the levels to use (coarsest first) and, per level, the time ranges whose
+ * materialised buckets are stale; a stale bucket is answered one level finer.
+ */
+
+const hourMs = 3_600_000;
+const dayMs = 86_400_000;
+
+export interface Level {
+  name: "hour" | "day" | "month";
+  /** Start of the bucket holding `ms`. */
+  floor(ms: number): number;
+  /** Start of the bucket after the one starting at `start`. */
+  next(start: number): number;
+}
+
+const fixed = (name: Level["name"], size: number): Level => ({
+  name,
+  floor: (ms) => Math.floor(ms / size) * size,
+  next: (start) => start + size,
+});
+
+export const levels = {
+  hour: fixed("hour", hourMs),
+  day: fixed("day", dayMs),
+  month: {
+    name: "month",
+    floor(ms) {
+      const d = new Date(ms);
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+    },
+    next(start) {
+      const d = new Date(start);
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+    },
+  },
+} satisfies Record<Level["name"], Level>;
+
+/** An inclusive range of epoch milliseconds (may exceed the Date range: unbounded). */
+export interface StaleRange {
+  lowestMs: number;
+  greatestMs: number;
+}
+
+export interface Piece {
+  level: Level["name"] | "raw";
+  start: Date;
+  end: Date;
+}
+
+function ceil(level: Level, ms: number): number {
+  const floor = level.floor(ms);
+  return floor === ms ? ms : level.next(floor);
+}
+
+/** Buckets of `level` within [from, to) that a stale range touches, merged, in order. */
+function staleSpans(level: Level, from: number, to: number, stale: readonly StaleRange[]): [number, number][] {
+  const spans: [number, number][] = [];
+  for (const range of [...stale].sort((a, b) => a.lowestMs - b.lowestMs)) {
+    const lo = Math.max(range.lowestMs, from);
+    const hi = Math.min(range.greatestMs, to - 1);
+    if (lo > hi) continue;
+    const start = level.floor(lo);
+    const end = level.next(level.floor(hi));
+    const last = spans.at(-1);
+    if (last && start <= last[1]) last[1] = Math.max(last[1], end);
+    else spans.push([start, end]);
+  }
+  return spans;
+}
+
+function cover(
+  from: number,
+  to: number,
+  order: readonly Level[],
+  stale: Partial<Record<Level["name"], readonly StaleRange[]>>,
+): Piece[] {
+  if (from >= to) return [];
+  const [level, ...finer] = order;
+  if (!level) return [{ level: "raw", start: new Date(from), end: new Date(to) }];
+  const first = ceil(level, from);
+  const last = level.floor(to);
+  if (first >= last) return cover(from, to, finer, stale);
+  const pieces = cover(from, first, finer, stale);
+  let cursor = first;
+  for (const [start, end] of staleSpans(level, first, last, stale[level.name] ?? [])) {
+    if (start > cursor) pieces.push({ level: level.name, start: new Date(cursor), end: new Date(start) });
+    pieces.push(...cover(Math.max(cursor, start), end, finer, stale));
+    cursor = end;
+  }
+  if (cursor < last) pieces.push({ level: level.name, start: new Date(cursor), end: new Date(last) });
+  pieces.push(...cover(last, to, finer, stale));
+  return pieces;
+}
+
+/** The pieces answering [since, until), coarsest level first in `order`. */
+export function planRange(
+  since: Date,
+  until: Date,
+  order: readonly Level[],
+  stale: Partial<Record<Level["name"], readonly StaleRange[]>> = {},
+): Piece[] {
+  return cover(since.getTime(), until.getTime(), order, stale);
+}

@@ -1,0 +1,81 @@
+import type { Sql } from "../../db/client.ts";
+import type { Interval } from "./model.ts";
+import { unionOfPieces } from "./pieces.ts";
+import { type Level, levels } from "./plan.ts";
+import { addTo, byCountThenName, count, iso, plan, type Range, resolve } from "./read-context.ts";
+import type { ReadScope } from "./scope.ts";
+import { countSessions, summarySessionKeys } from "./sessions.ts";
+
+/** Levels whose buckets nest inside each timeseries interval. */
+const timeseriesLevels: Record<Interval, readonly Level[]> = {
+  hour: [levels.hour],
+  day: [levels.day, levels.hour],
+  week: [levels.day, levels.hour],
+  month: [levels.month, levels.day, levels.hour],
+};
+
+interface BucketRow {
+  b: Date;
+  event_type: string;
+  n: string;
+}
+
+/** Events per bucket and type, and sessions per bucket (first event in scope); only non-empty buckets. */
+export async function timeseries(sql: Sql, scope: ReadScope, range: Range, interval: Interval) {
+  const resolved = await resolve(sql, scope);
+  const order = timeseriesLevels[interval];
+  const pieces = plan(resolved, "events_by_host", range, order);
+  const union = unionOfPieces(
+    sql,
+    "events_by_host",
+    pieces,
+    (source, inRange) => sql`
+      SELECT date_trunc(${interval}, ${source.time}, 'UTC') AS b, event_type, ${source.count} AS n
+      FROM ${source.table} WHERE ${resolved.events} AND ${inRange}
+      GROUP BY b, event_type`,
+  );
+  const eventRows = await sql<BucketRow[]>`
+    SELECT b, event_type, sum(n) AS n FROM (${union}) pieces GROUP BY b, event_type`;
+  const sessionKeys = summarySessionKeys(sql, resolved);
+  const sessionRows = (
+    await countSessions(sql, resolved, range, sessionKeys.keys, { union: sessionKeys.union, unit: interval, order })
+  ).filter(sessionKeys.total);
+
+  const buckets = new Map<number, { total_events: number; sessions: number; types: Map<string, number> }>();
+  const bucketAt = (at: Date) => {
+    const key = new Date(at).getTime();
+    let bucket = buckets.get(key);
+    if (!bucket) {
+      bucket = { total_events: 0, sessions: 0, types: new Map() };
+      buckets.set(key, bucket);
+    }
+    return bucket;
+  };
+  for (const row of eventRows) {
+    const bucket = bucketAt(row.b);
+    bucket.total_events += count(row.n);
+    addTo(bucket.types, row.event_type, count(row.n));
+  }
+  for (const row of sessionRows) bucketAt(row.b as Date).sessions += count(row.n);
+
+  return {
+    interval,
+    period_start: iso(range.since),
+    period_end: range.until ? iso(range.until) : null,
+    buckets: [...buckets]
+      .sort(([a], [b]) => a - b)
+      .map(([start, bucket]) => ({
+        bucket_start: iso(new Date(start)),
+        total_events: bucket.total_events,
+        sessions: bucket.sessions,
+        events_by_type: [...bucket.types]
+          .map(([event_type, n]) => ({ event_type, count: n }))
+          .sort(
+            byCountThenName(
+              (x) => x.count,
+              (x) => x.event_type,
+            ),
+          ),
+      })),
+  };
+}

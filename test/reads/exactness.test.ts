@@ -1,0 +1,216 @@
+import { describe, expect, test } from "bun:test";
+import { refreshAggregates } from "../../src/jobs/refresh-aggregates.ts";
+import { registerDomain, verifyDomain } from "../../src/modules/domains/service.ts";
+import { insertEvents, type TestEvent } from "../support/events.ts";
+import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
+import { call } from "../support/http.ts";
+import { seededRandom } from "../support/random.ts";
+import {
+  type ReferenceRange,
+  type ReferenceScope,
+  referenceEvents,
+  referenceSummary,
+  referenceTimeseries,
+  referenceUrls,
+} from "../support/reads-reference.ts";
+import { testRuntime } from "../support/runtime.ts";
+
+const seed = Number(process.env.READS_SEED ?? Date.now() % 1_000_000);
+const random = seededRandom(seed);
+const windowStart = Date.UTC(2025, 10, 20);
+const windowEnd = Date.UTC(2026, 1, 10);
+const hourMs = 3_600_000;
+const eventTypes = ["content_retrieved", "content_grounded", "content_cited", "content_presented", "turn_started"];
+const roles = ["agent", "origin", "edge", "index"];
+const intervals = ["hour", "day", "week", "month"] as const;
+
+/** Sessions of a few to 15 events within hours, over one to three hosts, plus session-less events. */
+function randomEvents(count: number, hosts: string[], platforms: string[], from: number, to: number): TestEvent[] {
+  const events: TestEvent[] = [];
+  while (events.length < count) {
+    const sessionId = random.chance(0.15) ? null : crypto.randomUUID();
+    const sessionHosts = Array.from({ length: random.int(1, 3) }, () => random.pick(hosts));
+    const org = random.pick(platforms);
+    const agent = random.pick(["agent-a", "agent-b", null]);
+    const start = from + random.next() * (to - from);
+    for (let i = random.int(1, 15); i > 0; i--) {
+      events.push({
+        event_time: new Date(Math.min(to - 1, start + random.next() * 6 * hourMs)),
+        org_id: org,
+        agent_id: agent,
+        session_id: sessionId,
+        event_type: random.pick(eventTypes),
+        source_role: random.pick(roles),
+        content_url: `https://${random.pick(sessionHosts)}/page-${random.int(1, 12)}`,
+        data: { n: random.int(1, 9) },
+      });
+    }
+  }
+  return events;
+}
+
+/** Unaligned random ranges, some open-ended, some aligned on days or months. */
+function randomRanges(n: number): ReferenceRange[] {
+  const ranges: ReferenceRange[] = [{ since: new Date(0), until: null }];
+  for (let i = 0; i < n; i++) {
+    const a = windowStart - 3 * 86_400_000 + random.next() * (windowEnd - windowStart + 6 * 86_400_000);
+    const b = windowStart + random.next() * (windowEnd - windowStart);
+    let [since, until] = [Math.floor(Math.min(a, b)), Math.floor(Math.max(a, b))];
+    if (random.chance(0.2))
+      [since, until] = [Math.floor(since / 86_400_000) * 86_400_000, Math.ceil(until / 86_400_000) * 86_400_000];
+    ranges.push({ since: new Date(since), until: random.chance(0.15) ? null : new Date(until) });
+  }
+  return ranges;
+}
+
+function queryOf(range: ReferenceRange, extra: Record<string, string> = {}): string {
+  const params = new URLSearchParams(extra);
+  if (range.since.getTime() !== 0) params.set("since", range.since.toISOString());
+  if (range.until) params.set("until", range.until.toISOString());
+  return params.toString();
+}
+
+interface Reader {
+  label: string;
+  key: string;
+  prefix: "/content-owners" | "/agent";
+  params: Record<string, string>;
+  scope: ReferenceScope;
+}
+
+async function expectExact(readers: Reader[], ranges: ReferenceRange[]) {
+  const { ctx } = await testRuntime();
+  const sql = ctx.sql;
+  for (const range of ranges) {
+    for (const reader of readers) {
+      const where = `${reader.label} ${range.since.toISOString()}..${range.until?.toISOString() ?? "open"} (seed ${seed})`;
+      const summary = await call("GET", `${reader.prefix}/summary?${queryOf(range, reader.params)}`, {
+        key: reader.key,
+      });
+      expect({ where, body: summary.body }).toEqual({ where, body: await referenceSummary(sql, reader.scope, range) });
+
+      const urlLimit = random.pick([200, 5]);
+      const urlOffset = urlLimit === 5 ? random.int(0, 6) : 0;
+      const urls = await call(
+        "GET",
+        `${reader.prefix}/urls?${queryOf(range, { ...reader.params, limit: String(urlLimit), offset: String(urlOffset) })}`,
+        { key: reader.key },
+      );
+      expect({ where, body: urls.body }).toEqual({
+        where,
+        body: await referenceUrls(sql, reader.scope, range, urlLimit, urlOffset),
+      });
+
+      const offset = random.int(0, 20);
+      const events = await call(
+        "GET",
+        `${reader.prefix}/events?${queryOf(range, { ...reader.params, limit: "25", offset: String(offset) })}`,
+        { key: reader.key },
+      );
+      expect({ where, body: events.body }).toEqual({
+        where,
+        body: await referenceEvents(sql, reader.scope, range, 25, offset),
+      });
+
+      const interval = random.pick(intervals);
+      const series = await call(
+        "GET",
+        `${reader.prefix}/timeseries?${queryOf(range, { ...reader.params, interval })}`,
+        {
+          key: reader.key,
+        },
+      );
+      expect({ where, interval, body: series.body }).toEqual({
+        where,
+        interval,
+        body: await referenceTimeseries(sql, reader.scope, range, interval),
+      });
+    }
+  }
+}
+
+describe("reads are exact", () => {
+  test("every figure of every endpoint equals the raw-event definition, before and after refreshes, with late events", async () => {
+    const { ctx } = await testRuntime();
+    const sql = ctx.sql;
+    // Owner A holds two unrelated verified domains (union path); owner B one (rollup path).
+    const ownerA = await createTestOrg();
+    const secondDomain = uniqueDomain("second").replace(".example.com", ".example.org");
+    await registerDomain(sql, ownerA.id, secondDomain);
+    await verifyDomain(sql, ownerA.id, secondDomain, "operator");
+    const ownerAKey = await ownerA.keyWith(["telemetry:read"]);
+    const ownerB = await createTestOrg();
+    const platform1 = await createTestOrg({ type: "platform" });
+    const platform2 = await createTestOrg({ type: "agent" });
+    const domainA = ownerA.domain as string;
+    const domainB = ownerB.domain as string;
+    const hosts = [
+      domainA,
+      `www.${domainA}`,
+      `news.${domainA}`,
+      secondDomain,
+      `blog.${secondDomain}`,
+      domainB,
+      `shop.${domainB}`,
+      uniqueDomain("unowned"),
+    ];
+    const platforms = [platform1.id, platform2.id];
+    const readers: Reader[] = [
+      {
+        label: "owner A",
+        key: ownerAKey,
+        prefix: "/content-owners",
+        params: {},
+        scope: { view: "owner", orgId: ownerA.id, domains: [domainA, secondDomain].sort() },
+      },
+      {
+        label: "owner A, one subdomain",
+        key: ownerAKey,
+        prefix: "/content-owners",
+        params: { domain: `news.${domainA}` },
+        scope: { view: "owner", orgId: ownerA.id, domains: [`news.${domainA}`] },
+      },
+      {
+        label: "owner B",
+        key: ownerB.key,
+        prefix: "/content-owners",
+        params: {},
+        scope: { view: "owner", orgId: ownerB.id, domains: [domainB] },
+      },
+      {
+        label: "platform 1",
+        key: platform1.key,
+        prefix: "/agent",
+        params: {},
+        scope: { view: "reporter", orgId: platform1.id, agentId: null },
+      },
+      {
+        label: "platform 2, agent-a",
+        key: platform2.key,
+        prefix: "/agent",
+        params: { agent_id: "agent-a" },
+        scope: { view: "reporter", orgId: platform2.id, agentId: "agent-a" },
+      },
+    ];
+
+    await insertEvents(sql, randomEvents(700, hosts, platforms, windowStart, windowEnd));
+    await expectExact(readers, randomRanges(2));
+
+    expect(await refreshAggregates(sql)).toBe(true);
+    await expectExact(readers, randomRanges(3));
+
+    // Late events: older than already-refreshed buckets, some moving sessions' first events earlier.
+    const [known] = await sql<{ ids: string[] }[]>`
+      SELECT array_agg(DISTINCT session_id::text) AS ids FROM events
+      WHERE org_id = ANY (${sql.array(platforms)}::uuid[]) AND session_id IS NOT NULL`;
+    const late = randomEvents(150, hosts, platforms, windowStart - 2 * 86_400_000, windowEnd - 30 * 86_400_000).map(
+      (event) =>
+        event.session_id && random.chance(0.5) ? { ...event, session_id: random.pick(known?.ids ?? []) } : event,
+    );
+    await insertEvents(sql, late);
+    await expectExact(readers, randomRanges(3));
+
+    expect(await refreshAggregates(sql)).toBe(true);
+    await expectExact(readers, randomRanges(2));
+  }, 180_000);
+});

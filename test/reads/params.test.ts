@@ -1,0 +1,61 @@
+import { describe, expect, test } from "bun:test";
+import { parseIsoTime } from "../../src/modules/reads/params.ts";
+import { createTestOrg } from "../support/fixtures.ts";
+import { call } from "../support/http.ts";
+
+async function expectInvalid(path: string, key: string, field: string) {
+  const res = await call("GET", path, { key });
+  expect({ path, status: res.status }).toEqual({ path, status: 422 });
+  expect(res.body.code).toBe("validation_failed");
+  expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(field);
+}
+
+describe("read parameters", () => {
+  test("unparsable times, since after until, negative offsets and oversized pages are 422 naming the field", async () => {
+    const owner = await createTestOrg();
+    for (const prefix of ["/content-owners", "/agent"]) {
+      await expectInvalid(`${prefix}/summary?since=yesterday`, owner.key, "/since");
+      await expectInvalid(`${prefix}/summary?until=2026-02-30`, owner.key, "/until");
+      await expectInvalid(`${prefix}/summary?since=2026-01-01T10:00:00`, owner.key, "/since");
+      await expectInvalid(`${prefix}/summary?since=2026-03-01&until=2026-02-01`, owner.key, "/since");
+      await expectInvalid(`${prefix}/events?offset=-1`, owner.key, "/offset");
+      await expectInvalid(`${prefix}/events?limit=1001`, owner.key, "/limit");
+      await expectInvalid(`${prefix}/events?limit=0`, owner.key, "/limit");
+      await expectInvalid(`${prefix}/urls?limit=201`, owner.key, "/limit");
+      await expectInvalid(`${prefix}/urls?offset=x`, owner.key, "/offset");
+      await expectInvalid(`${prefix}/timeseries?interval=year`, owner.key, "/interval");
+      await expectInvalid(`${prefix}/export?format=xml`, owner.key, "/format");
+    }
+    await expectInvalid("/content-owners/summary?delegated_from=not-a-uuid", owner.key, "/delegated_from");
+  });
+
+  test("defaults and the documented maximum page sizes are accepted", async () => {
+    const owner = await createTestOrg();
+    const events = await call("GET", "/content-owners/events", { key: owner.key });
+    expect(events.body).toMatchObject({ limit: 100, offset: 0 });
+    const urls = await call("GET", "/content-owners/urls", { key: owner.key });
+    expect(urls.body).toMatchObject({ limit: 20, offset: 0 });
+    expect((await call("GET", "/content-owners/events?limit=1000&offset=5", { key: owner.key })).body).toMatchObject({
+      limit: 1000,
+      offset: 5,
+    });
+    expect((await call("GET", "/content-owners/urls?limit=200", { key: owner.key })).status).toBe(200);
+    const summary = await call("GET", "/content-owners/summary?since=2026-01-01&until=2026-01-01", { key: owner.key });
+    expect(summary.body).toMatchObject({
+      total_events: 0,
+      period_start: "2026-01-01T00:00:00.000Z",
+      period_end: "2026-01-01T00:00:00.000Z",
+    });
+    const open = await call("GET", "/content-owners/summary", { key: owner.key });
+    expect(open.body).toMatchObject({ period_start: "1970-01-01T00:00:00.000Z", period_end: null });
+  });
+
+  test("ISO 8601 times: dates are 00:00 UTC, date-times need a zone, offsets are applied", () => {
+    expect(parseIsoTime("2026-01-02")?.toISOString()).toBe("2026-01-02T00:00:00.000Z");
+    expect(parseIsoTime("2026-01-02T03:04:05.678901Z")?.toISOString()).toBe("2026-01-02T03:04:05.678Z");
+    expect(parseIsoTime("2026-01-02T03:04+02:00")?.toISOString()).toBe("2026-01-02T01:04:00.000Z");
+    for (const bad of ["2026-1-2", "2026-01-02T03:04:05", "2026-13-01", "2026-01-02T24:00:00Z", "", "1700000000"]) {
+      expect({ bad, parsed: parseIsoTime(bad) }).toEqual({ bad, parsed: undefined });
+    }
+  });
+});
