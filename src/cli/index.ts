@@ -4,10 +4,11 @@ import { openDatabase } from "../db/client.ts";
 import { migrate } from "../db/migrate.ts";
 import { createLogger } from "../log.ts";
 import { type Command, UsageError } from "./command.ts";
+import { delegationCommands } from "./commands/delegations.ts";
 import { identityCommands } from "./commands/identity.ts";
 import { mailCommands } from "./commands/mail.ts";
 
-const commands: Command[] = [...identityCommands, ...mailCommands];
+const commands: Command[] = [...identityCommands, ...delegationCommands, ...mailCommands];
 
 function usage(): string {
   const lines = commands.map((c) => {
