@@ -5,8 +5,9 @@
  * embedded engine in a temp DATA_DIR when unset), then:
  *  1. max rate: `concurrency` clients post `batch`-event documents back to back for
  *     `duration` seconds; prints events/s and p50/p95/p99 request latency;
- *  2. COPY: loads as many equivalent rows into `events` with COPY FROM STDIN and
- *     prints its rate and HTTP ingest as a ratio of it;
+ *  2. COPY: loads as many equivalent rows into `events` with COPY FROM STDIN,
+ *     then records their session firsts in one call, and prints its rate and
+ *     HTTP ingest as a ratio of it;
  *  3. half rate: posts at half the measured maximum (open loop, fixed schedule)
  *     for `duration` seconds and prints the latency percentiles there.
  */
@@ -22,6 +23,7 @@ import { createLogger } from "../src/log.ts";
 import { hostOfUrl } from "../src/modules/domains/normalize.ts";
 import { createApiKey } from "../src/modules/keys/service.ts";
 import { createOrganization } from "../src/modules/organizations/service.ts";
+import { recordSessionFirsts, sessionFirstColumns } from "../src/modules/reads/session-firsts.ts";
 import { startRuntime } from "../src/runtime.ts";
 import { type GeneratedEvent, generateBatch } from "./event-generator.ts";
 
@@ -184,6 +186,10 @@ async function copyRate(count: number): Promise<number> {
     const writable = await ctx.sql.unsafe(`COPY ${copyColumns} FROM STDIN WITH (FORMAT csv)`).writable();
     await pipeline(Readable.from(lines()), writable);
   }
+  // COPY runs no bookkeeping; one call over the copied rows does, as ingest would.
+  await ctx.sql`
+    WITH copied AS (SELECT ${sessionFirstColumns(ctx.sql)} FROM events WHERE org_id = ${org.id} AND agent_id = 'agent-copy')
+    ${recordSessionFirsts(ctx.sql, "copied")}`;
   const elapsed = performance.now() - started;
   const rate = count / (elapsed / 1000);
   console.log(

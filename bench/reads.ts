@@ -112,7 +112,7 @@ const [ownerEvents] = await sql<{ n: number }[]>`
   SELECT count(*)::int AS n FROM events WHERE content_host = ${bigDomain} OR content_host LIKE ${`%.${bigDomain}`}`;
 console.log(
   `database: ${ctx.databaseKind}; events: ${loaded} (large owner ${ownerEvents?.n}), ${pagesPerHost * 40} owner URLs; ` +
-    `load ${loadSeconds.toFixed(1)} s (with session-first triggers), first refresh ${refreshSeconds.toFixed(1)} s`,
+    `load ${loadSeconds.toFixed(1)} s (with session-first bookkeeping), first refresh ${refreshSeconds.toFixed(1)} s`,
 );
 
 // ---------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-import type { Sql } from "../../src/db/client.ts";
+import type { Queryable } from "../../src/db/client.ts";
 import { hostOfUrl } from "../../src/modules/domains/normalize.ts";
+import { recordSessionFirsts, sessionFirstColumns } from "../../src/modules/reads/session-firsts.ts";
 
 /** One raw event as the ingest side stores it; omitted fields get plausible defaults. */
 export interface TestEvent {
@@ -16,10 +17,11 @@ export interface TestEvent {
 
 /**
  * Inserts events straight into the `events` hypertable in one statement (the
- * read side's tests do not depend on the ingest endpoint). content_host is
- * derived from content_url the way ingest normalises it.
+ * read side's tests do not depend on the ingest endpoint), recording their
+ * session firsts as ingest does. content_host is derived from content_url the
+ * way ingest normalises it.
  */
-export async function insertEvents(sql: Sql, events: readonly TestEvent[]): Promise<void> {
+export async function insertEvents(sql: Queryable, events: readonly TestEvent[]): Promise<void> {
   if (events.length === 0) return;
   const rows = events.map((event) => ({
     event_time: event.event_time,
@@ -31,7 +33,9 @@ export async function insertEvents(sql: Sql, events: readonly TestEvent[]): Prom
     content_host: event.content_url ? hostOfUrl(event.content_url) : null,
     agent_id: event.agent_id ?? null,
     session_id: event.session_id ?? null,
-    data: sql.json((event.data ?? {}) as Parameters<Sql["json"]>[0]),
+    data: sql.json((event.data ?? {}) as Parameters<Queryable["json"]>[0]),
   }));
-  await sql`INSERT INTO events ${sql(rows)}`;
+  await sql`
+    WITH inserted AS (INSERT INTO events ${sql(rows)} RETURNING ${sessionFirstColumns(sql)})
+    ${recordSessionFirsts(sql, "inserted")}`;
 }

@@ -1,5 +1,6 @@
 import postgres from "postgres";
 import type { Sql } from "../../db/client.ts";
+import { recordSessionFirsts, sessionFirstColumns } from "../reads/session-firsts.ts";
 import type { SessionHeader } from "./documents.ts";
 import type { OutcomeValue, PrivacyLevel } from "./model.ts";
 
@@ -51,8 +52,9 @@ const json = (value: Record<string, unknown> | null) => (value ? JSON.stringify(
  * Claims every session the request names (creating unknown ones for the caller,
  * refusing ones owned by another organisation) and inserts all its events, in ONE
  * statement: arrays go in through unnest, duplicates are skipped by the dedupe
- * index, and the guard aborts the whole statement when a claim fails. Returns
- * the number of events actually inserted.
+ * index, the session firsts of the events actually inserted are recorded for the
+ * read side, and the guard aborts the whole statement when a claim fails.
+ * Returns the number of events actually inserted.
  */
 export async function writeIngest(sql: Sql, plan: WritePlan): Promise<number> {
   const { orgId, header } = plan;
@@ -115,9 +117,10 @@ export async function writeIngest(sql: Sql, plan: WritePlan): Promise<number> {
         )
         LEFT JOIN owned o ON o.id = e.session_id
         ON CONFLICT DO NOTHING
-        RETURNING 1
+        RETURNING ${sessionFirstColumns(sql)}
       )
       SELECT ingest_require_sessions((SELECT count(*) FROM owned), ${expected}) AS sessions_claimed,
+             (${recordSessionFirsts(sql, "inserted")}) AS session_firsts_recorded,
              (SELECT count(*)::int FROM inserted) AS events_created`;
     return row?.events_created ?? 0;
   } catch (error) {
