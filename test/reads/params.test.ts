@@ -19,6 +19,8 @@ describe("read parameters", () => {
       await expectInvalid(`${prefix}/summary?since=2026-01-01T10:00:00`, owner.key, "/since");
       await expectInvalid(`${prefix}/summary?since=2026-03-01&until=2026-02-01`, owner.key, "/since");
       await expectInvalid(`${prefix}/events?offset=-1`, owner.key, "/offset");
+      await expectInvalid(`${prefix}/events?offset=1e20`, owner.key, "/offset");
+      await expectInvalid(`${prefix}/urls?offset=9223372036854775807`, owner.key, "/offset");
       await expectInvalid(`${prefix}/events?limit=1001`, owner.key, "/limit");
       await expectInvalid(`${prefix}/events?limit=0`, owner.key, "/limit");
       await expectInvalid(`${prefix}/urls?limit=201`, owner.key, "/limit");

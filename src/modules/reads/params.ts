@@ -54,6 +54,10 @@ export function parsePage(
   const errors: FieldError[] = [];
   if (limit < 1 || limit > maxLimit) errors.push({ path: "/limit", message: `must be between 1 and ${maxLimit}` });
   if (offset < 0) errors.push({ path: "/offset", message: "must not be negative" });
+  // Above this, the number is no longer exact and may not fit PostgreSQL's bigint OFFSET.
+  else if (offset > Number.MAX_SAFE_INTEGER) {
+    errors.push({ path: "/offset", message: `must be at most ${Number.MAX_SAFE_INTEGER}` });
+  }
   if (errors.length > 0) {
     throw problems.invalid(`the query parameters are invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
   }
