@@ -69,6 +69,19 @@ describe("export", () => {
     expect(agentRows).toEqual(rows);
   });
 
+  test("a query the database refuses is a problem response, not a 200 cut off mid-stream", async () => {
+    const platform = await createTestOrg({ type: "platform" });
+    for (const format of ["ndjson", "csv"]) {
+      const res = await download(`/agent/export?format=${format}&agent_id=a%00b`, platform.key);
+      expect({ format, status: res.status, type: res.type }).toEqual({
+        format,
+        status: 422,
+        type: "application/problem+json",
+      });
+      expect(JSON.parse(res.text).code).toBe("invalid_text");
+    }
+  });
+
   test("export needs the same access as other reads", async () => {
     const owner = await createTestOrg();
     const platform = await createTestOrg({ type: "platform" });

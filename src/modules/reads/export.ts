@@ -44,11 +44,19 @@ function encodeRow(format: ExportFormat, item: EventItem): string {
 /**
  * Streams every event of the range, oldest first, without paging: rows come from
  * a database cursor and are written as the client reads (pull-based), so memory
- * stays constant whatever the range holds.
+ * stays constant whatever the range holds. The first batch is read before the
+ * response is made, so a query that fails (a value PostgreSQL refuses, a database
+ * error) is answered with a problem instead of a 200 cut off mid-body.
  */
-export function exportResponse(sql: Sql, scope: ReadScope, range: Range, format: ExportFormat): Response {
+export async function exportResponse(
+  sql: Sql,
+  scope: ReadScope,
+  range: Range,
+  format: ExportFormat,
+): Promise<Response> {
   const encoder = new TextEncoder();
   const batches = streamEventBatches(sql, scope, range);
+  let firstBatch: IteratorResult<EventItem[]> | undefined = await batches.next();
   let headerSent = format !== "csv";
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -57,7 +65,8 @@ export function exportResponse(sql: Sql, scope: ReadScope, range: Range, format:
         controller.enqueue(encoder.encode(`${csvColumns.join(",")}\r\n`));
         return;
       }
-      const next = await batches.next();
+      const next = firstBatch ?? (await batches.next());
+      firstBatch = undefined;
       if (next.done) controller.close();
       else controller.enqueue(encoder.encode(next.value.map((item) => encodeRow(format, item)).join("")));
     },
