@@ -66,6 +66,35 @@ describe("content-owner read access", () => {
     await expectForbidden(owner.key, "domain=example.com", "domain_not_bound");
   });
 
+  test("domain is matched in canonical form (case, trailing dot, IDN); a value that is no host name is 422", async () => {
+    const { ctx } = await testRuntime();
+    const { owner, reporter } = await ownerWithEvents();
+    await insertEvents(ctx.sql, [
+      {
+        event_time: new Date("2026-03-01T11:00:00Z"),
+        org_id: reporter.id,
+        content_url: `https://bücher.${owner.domain}/c`,
+      },
+    ]);
+    for (const domain of [`b%C3%BCcher.${owner.domain}`, `B%C3%9CCHER.${owner.domain?.toUpperCase()}.`]) {
+      const res = await call("GET", `/content-owners/summary?domain=${domain}`, { key: owner.key });
+      expect({ domain, status: res.status, domains: res.body.domains, total: res.body.total_events }).toEqual({
+        domain,
+        status: 200,
+        domains: [`xn--bcher-kva.${owner.domain}`],
+        total: 1,
+      });
+    }
+    for (const domain of ["", `_.${owner.domain}`, `%25.${owner.domain}`, `https://${owner.domain}/`]) {
+      const res = await call("GET", `/content-owners/events?domain=${domain}`, { key: owner.key });
+      expect({ domain, status: res.status, fields: res.body.errors?.map((e: { path: string }) => e.path) }).toEqual({
+        domain,
+        status: 422,
+        fields: ["/domain"],
+      });
+    }
+  });
+
   test("a key without telemetry:read is 403 and a missing or unknown key is 401", async () => {
     const { owner } = await ownerWithEvents();
     await expectForbidden(await owner.keyWith(["telemetry:write", "identity:read"]), "", "missing_scope");
