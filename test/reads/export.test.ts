@@ -63,6 +63,16 @@ describe("export", () => {
 
     const forced = await download(`/content-owners/export?${range}&format=ndjson`, owner.key, "text/csv");
     expect(forced.type).toContain("application/x-ndjson");
+    const negotiated: [string, string][] = [
+      ["text/csv;q=0, */*", "application/x-ndjson"],
+      ["application/x-ndjson;q=0.5, text/csv", "text/csv"],
+      ["text/csv;q=0.2, application/x-ndjson", "application/x-ndjson"],
+      ["Text/CSV; charset=utf-8", "text/csv"],
+    ];
+    for (const [accept, expected] of negotiated) {
+      const res = await download(`/content-owners/export?${range}`, owner.key, accept);
+      expect({ accept, type: res.type.split(";")[0] }).toEqual({ accept, type: expected });
+    }
     const agentCsv = await download(`/agent/export?${range}&format=csv`, reporter.key);
     const agentRows = agentCsv.text.split("\r\n");
     expect(agentRows.length).toBe(rows.length);

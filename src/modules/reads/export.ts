@@ -11,10 +11,26 @@ const contentTypes: Record<ExportFormat, string> = {
   csv: "text/csv; charset=utf-8",
 };
 
-/** `format=` wins; otherwise the Accept header (text/csv → CSV); NDJSON by default. */
+/** The quality (`q`) the Accept header gives `mediaType`, 0 when it does not list it. */
+function acceptQuality(accept: string, mediaType: string): number {
+  for (const range of accept.split(",")) {
+    const [type, ...params] = range.split(";").map((part) => part.trim().toLowerCase());
+    if (type !== mediaType) continue;
+    const q = params.find((param) => param.startsWith("q="));
+    const quality = q === undefined ? 1 : Number(q.slice(2));
+    return Number.isFinite(quality) ? quality : 0;
+  }
+  return 0;
+}
+
+/**
+ * `format=` wins; otherwise the Accept header: CSV when it prefers text/csv to
+ * application/x-ndjson (`text/csv;q=0` refuses CSV); NDJSON by default.
+ */
 export function exportFormat(format: ExportFormat | undefined, accept: string | undefined): ExportFormat {
   if (format) return format;
-  return /\btext\/csv\b/i.test(accept ?? "") ? "csv" : "ndjson";
+  const csv = acceptQuality(accept ?? "", "text/csv");
+  return csv > 0 && csv > acceptQuality(accept ?? "", "application/x-ndjson") ? "csv" : "ndjson";
 }
 
 type EventItem = ReturnType<typeof toEventItem>;
