@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { grantDelegation, revokeDelegation } from "../../src/modules/delegations/service.ts";
 import { insertEvents } from "../support/events.ts";
-import { createTestOrg, type TestOrg } from "../support/fixtures.ts";
+import { createTestOrg, type TestOrg, uniqueDomain } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
 
@@ -93,6 +93,36 @@ describe("content-owner read access", () => {
         fields: ["/domain"],
       });
     }
+  });
+
+  test("a subdomain verified by another owner belongs to both owners; neither sees the other's other hosts", async () => {
+    const { ctx } = await testRuntime();
+    const parent = uniqueDomain();
+    const outer = await createTestOrg({ domain: parent });
+    const inner = await createTestOrg({ domain: `a.${parent}` });
+    const reporter = await createTestOrg({ type: "platform" });
+    const session = crypto.randomUUID();
+    const at = (minute: number) => new Date(Date.UTC(2026, 2, 1, 10, minute));
+    await insertEvents(ctx.sql, [
+      { event_time: at(0), org_id: reporter.id, content_url: `https://${parent}/x`, session_id: session },
+      { event_time: at(1), org_id: reporter.id, content_url: `https://a.${parent}/y`, session_id: session },
+      { event_time: at(2), org_id: reporter.id, content_url: `https://deep.a.${parent}/z`, session_id: session },
+    ]);
+    const urlsOf = async (key: string, query = "") =>
+      (await call("GET", `/content-owners/urls?${query}`, { key })).body.items
+        .map((i: { content_url: string }) => i.content_url)
+        .sort();
+    expect(await urlsOf(outer.key)).toEqual([
+      `https://a.${parent}/y`,
+      `https://deep.a.${parent}/z`,
+      `https://${parent}/x`,
+    ]);
+    expect(await urlsOf(inner.key)).toEqual([`https://a.${parent}/y`, `https://deep.a.${parent}/z`]);
+    // The outer owner may narrow to the inner owner's subdomain; the inner owner may not widen to the parent.
+    expect(await urlsOf(outer.key, `domain=a.${parent}`)).toEqual(await urlsOf(inner.key));
+    await expectForbidden(inner.key, `domain=${parent}`, "domain_not_bound");
+    const innerSummary = await call("GET", "/content-owners/summary", { key: inner.key });
+    expect(innerSummary.body).toMatchObject({ total_events: 2, total_sessions: 1, domains: [`a.${parent}`] });
   });
 
   test("a key without telemetry:read is 403 and a missing or unknown key is 401", async () => {
