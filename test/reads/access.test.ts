@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { grantDelegation, revokeDelegation } from "../../src/modules/delegations/service.ts";
 import { insertEvents } from "../support/events.ts";
-import { createTestOrg, type TestOrg } from "../support/fixtures.ts";
+import { createTestOrg, type TestOrg, uniqueDomain } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
 
@@ -64,6 +64,65 @@ describe("content-owner read access", () => {
     expect(narrowed.body.total_events).toBe(1);
     await expectForbidden(owner.key, `domain=${other.domain}`, "domain_not_bound");
     await expectForbidden(owner.key, "domain=example.com", "domain_not_bound");
+  });
+
+  test("domain is matched in canonical form (case, trailing dot, IDN); a value that is no host name is 422", async () => {
+    const { ctx } = await testRuntime();
+    const { owner, reporter } = await ownerWithEvents();
+    await insertEvents(ctx.sql, [
+      {
+        event_time: new Date("2026-03-01T11:00:00Z"),
+        org_id: reporter.id,
+        content_url: `https://bücher.${owner.domain}/c`,
+      },
+    ]);
+    for (const domain of [`b%C3%BCcher.${owner.domain}`, `B%C3%9CCHER.${owner.domain?.toUpperCase()}.`]) {
+      const res = await call("GET", `/content-owners/summary?domain=${domain}`, { key: owner.key });
+      expect({ domain, status: res.status, domains: res.body.domains, total: res.body.total_events }).toEqual({
+        domain,
+        status: 200,
+        domains: [`xn--bcher-kva.${owner.domain}`],
+        total: 1,
+      });
+    }
+    for (const domain of ["", `_.${owner.domain}`, `%25.${owner.domain}`, `https://${owner.domain}/`]) {
+      const res = await call("GET", `/content-owners/events?domain=${domain}`, { key: owner.key });
+      expect({ domain, status: res.status, fields: res.body.errors?.map((e: { path: string }) => e.path) }).toEqual({
+        domain,
+        status: 422,
+        fields: ["/domain"],
+      });
+    }
+  });
+
+  test("a subdomain verified by another owner belongs to both owners; neither sees the other's other hosts", async () => {
+    const { ctx } = await testRuntime();
+    const parent = uniqueDomain();
+    const outer = await createTestOrg({ domain: parent });
+    const inner = await createTestOrg({ domain: `a.${parent}` });
+    const reporter = await createTestOrg({ type: "platform" });
+    const session = crypto.randomUUID();
+    const at = (minute: number) => new Date(Date.UTC(2026, 2, 1, 10, minute));
+    await insertEvents(ctx.sql, [
+      { event_time: at(0), org_id: reporter.id, content_url: `https://${parent}/x`, session_id: session },
+      { event_time: at(1), org_id: reporter.id, content_url: `https://a.${parent}/y`, session_id: session },
+      { event_time: at(2), org_id: reporter.id, content_url: `https://deep.a.${parent}/z`, session_id: session },
+    ]);
+    const urlsOf = async (key: string, query = "") =>
+      (await call("GET", `/content-owners/urls?${query}`, { key })).body.items
+        .map((i: { content_url: string }) => i.content_url)
+        .sort();
+    expect(await urlsOf(outer.key)).toEqual([
+      `https://a.${parent}/y`,
+      `https://deep.a.${parent}/z`,
+      `https://${parent}/x`,
+    ]);
+    expect(await urlsOf(inner.key)).toEqual([`https://a.${parent}/y`, `https://deep.a.${parent}/z`]);
+    // The outer owner may narrow to the inner owner's subdomain; the inner owner may not widen to the parent.
+    expect(await urlsOf(outer.key, `domain=a.${parent}`)).toEqual(await urlsOf(inner.key));
+    await expectForbidden(inner.key, `domain=${parent}`, "domain_not_bound");
+    const innerSummary = await call("GET", "/content-owners/summary", { key: inner.key });
+    expect(innerSummary.body).toMatchObject({ total_events: 2, total_sessions: 1, domains: [`a.${parent}`] });
   });
 
   test("a key without telemetry:read is 403 and a missing or unknown key is 401", async () => {

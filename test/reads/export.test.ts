@@ -63,10 +63,33 @@ describe("export", () => {
 
     const forced = await download(`/content-owners/export?${range}&format=ndjson`, owner.key, "text/csv");
     expect(forced.type).toContain("application/x-ndjson");
+    const negotiated: [string, string][] = [
+      ["text/csv;q=0, */*", "application/x-ndjson"],
+      ["application/x-ndjson;q=0.5, text/csv", "text/csv"],
+      ["text/csv;q=0.2, application/x-ndjson", "application/x-ndjson"],
+      ["Text/CSV; charset=utf-8", "text/csv"],
+    ];
+    for (const [accept, expected] of negotiated) {
+      const res = await download(`/content-owners/export?${range}`, owner.key, accept);
+      expect({ accept, type: res.type.split(";")[0] }).toEqual({ accept, type: expected });
+    }
     const agentCsv = await download(`/agent/export?${range}&format=csv`, reporter.key);
     const agentRows = agentCsv.text.split("\r\n");
     expect(agentRows.length).toBe(rows.length);
     expect(agentRows).toEqual(rows);
+  });
+
+  test("a query the database refuses is a problem response, not a 200 cut off mid-stream", async () => {
+    const platform = await createTestOrg({ type: "platform" });
+    for (const format of ["ndjson", "csv"]) {
+      const res = await download(`/agent/export?format=${format}&agent_id=a%00b`, platform.key);
+      expect({ format, status: res.status, type: res.type }).toEqual({
+        format,
+        status: 422,
+        type: "application/problem+json",
+      });
+      expect(JSON.parse(res.text).code).toBe("invalid_text");
+    }
   });
 
   test("export needs the same access as other reads", async () => {

@@ -18,7 +18,13 @@ describe("read parameters", () => {
       await expectInvalid(`${prefix}/summary?until=2026-02-30`, owner.key, "/until");
       await expectInvalid(`${prefix}/summary?since=2026-01-01T10:00:00`, owner.key, "/since");
       await expectInvalid(`${prefix}/summary?since=2026-03-01&until=2026-02-01`, owner.key, "/since");
+      await expectInvalid(`${prefix}/summary?since=0000-01-01`, owner.key, "/since");
+      await expectInvalid(`${prefix}/events?since=0001-01-01T00:00:00%2B01:00`, owner.key, "/since");
+      await expectInvalid(`${prefix}/urls?until=9999-12-31T23:59:59-23:59`, owner.key, "/until");
+      await expectInvalid(`${prefix}/timeseries?until=9999-12-31T23:59:59-00:01`, owner.key, "/until");
       await expectInvalid(`${prefix}/events?offset=-1`, owner.key, "/offset");
+      await expectInvalid(`${prefix}/events?offset=1e20`, owner.key, "/offset");
+      await expectInvalid(`${prefix}/urls?offset=9223372036854775807`, owner.key, "/offset");
       await expectInvalid(`${prefix}/events?limit=1001`, owner.key, "/limit");
       await expectInvalid(`${prefix}/events?limit=0`, owner.key, "/limit");
       await expectInvalid(`${prefix}/urls?limit=201`, owner.key, "/limit");
@@ -46,6 +52,17 @@ describe("read parameters", () => {
       period_start: "2026-01-01T00:00:00.000Z",
       period_end: "2026-01-01T00:00:00.000Z",
     });
+    for (const path of ["summary", "events", "urls", "timeseries?interval=month&"]) {
+      const separator = path.endsWith("&") ? "" : "?";
+      const widest = await call(
+        "GET",
+        `/content-owners/${path}${separator}since=0001-01-01&until=9999-12-31T23:59:59.999Z`,
+        {
+          key: owner.key,
+        },
+      );
+      expect({ path, status: widest.status }).toEqual({ path, status: 200 });
+    }
     const open = await call("GET", "/content-owners/summary", { key: owner.key });
     expect(open.body).toMatchObject({ period_start: "1970-01-01T00:00:00.000Z", period_end: null });
   });

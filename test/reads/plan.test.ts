@@ -13,6 +13,17 @@ function expectTiles(pieces: Piece[], since: Date, until: Date) {
 }
 
 describe("range planning", () => {
+  test("ranges in the years 0001 to 0099 tile within themselves (no 19xx months)", () => {
+    const since = at("0010-01-15T00:00:00Z");
+    const until = at("0050-03-01T00:00:00Z");
+    const pieces = planRange(since, until, order);
+    expectTiles(pieces, since, until);
+    expect(show(pieces)).toEqual([
+      "day 0010-01-15T00:00:00.000Z 0010-02-01T00:00:00.000Z",
+      "month 0010-02-01T00:00:00.000Z 0050-03-01T00:00:00.000Z",
+    ]);
+  });
+
   test("an unaligned range is whole months in the middle, days and hours at the edges, raw for the rest", () => {
     const since = at("2026-01-30T22:15:00.500Z");
     const until = at("2026-04-02T01:30:00Z");

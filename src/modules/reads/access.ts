@@ -1,7 +1,7 @@
 import type { Sql } from "../../db/client.ts";
 import { problems } from "../../http/problem.ts";
 import { findActiveDelegation } from "../delegations/service.ts";
-import { isWithinDomain } from "../domains/normalize.ts";
+import { DomainError, isWithinDomain, normalizeDomain } from "../domains/normalize.ts";
 import type { Principal } from "../keys/authenticator.ts";
 import type { ReadScope } from "./scope.ts";
 
@@ -51,13 +51,27 @@ export async function resolveOwnerScope(
     domains = principal.verifiedDomains;
   }
   if (query.domain === undefined) return { view: "owner", orgId, domains };
-  const domain = query.domain.trim().toLowerCase().replace(/\.$/, "");
+  const domain = canonicalDomain(query.domain);
   if (!domains.some((verified) => isWithinDomain(domain, verified))) {
     throw problems.forbidden("domain_not_bound", `${domain} is not a verified domain of this content owner`, {
       domain,
     });
   }
   return { view: "owner", orgId, domains: [domain] };
+}
+
+/**
+ * `domain` in the form verified domains and event hosts are stored in (lower
+ * case, no trailing dot, IDN as punycode), so that it matches them; anything
+ * that is not a host name is 422 naming the field.
+ */
+function canonicalDomain(input: string): string {
+  try {
+    return normalizeDomain(input);
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    throw problems.invalid("the query parameters are invalid: /domain", [{ path: "/domain", message: error.message }]);
+  }
 }
 
 /** /agent/* reads: the events the key's own organisation reported, optionally of one agent. */

@@ -11,10 +11,26 @@ const contentTypes: Record<ExportFormat, string> = {
   csv: "text/csv; charset=utf-8",
 };
 
-/** `format=` wins; otherwise the Accept header (text/csv → CSV); NDJSON by default. */
+/** The quality (`q`) the Accept header gives `mediaType`, 0 when it does not list it. */
+function acceptQuality(accept: string, mediaType: string): number {
+  for (const range of accept.split(",")) {
+    const [type, ...params] = range.split(";").map((part) => part.trim().toLowerCase());
+    if (type !== mediaType) continue;
+    const q = params.find((param) => param.startsWith("q="));
+    const quality = q === undefined ? 1 : Number(q.slice(2));
+    return Number.isFinite(quality) ? quality : 0;
+  }
+  return 0;
+}
+
+/**
+ * `format=` wins; otherwise the Accept header: CSV when it prefers text/csv to
+ * application/x-ndjson (`text/csv;q=0` refuses CSV); NDJSON by default.
+ */
 export function exportFormat(format: ExportFormat | undefined, accept: string | undefined): ExportFormat {
   if (format) return format;
-  return /\btext\/csv\b/i.test(accept ?? "") ? "csv" : "ndjson";
+  const csv = acceptQuality(accept ?? "", "text/csv");
+  return csv > 0 && csv > acceptQuality(accept ?? "", "application/x-ndjson") ? "csv" : "ndjson";
 }
 
 type EventItem = ReturnType<typeof toEventItem>;
@@ -44,11 +60,19 @@ function encodeRow(format: ExportFormat, item: EventItem): string {
 /**
  * Streams every event of the range, oldest first, without paging: rows come from
  * a database cursor and are written as the client reads (pull-based), so memory
- * stays constant whatever the range holds.
+ * stays constant whatever the range holds. The first batch is read before the
+ * response is made, so a query that fails (a value PostgreSQL refuses, a database
+ * error) is answered with a problem instead of a 200 cut off mid-body.
  */
-export function exportResponse(sql: Sql, scope: ReadScope, range: Range, format: ExportFormat): Response {
+export async function exportResponse(
+  sql: Sql,
+  scope: ReadScope,
+  range: Range,
+  format: ExportFormat,
+): Promise<Response> {
   const encoder = new TextEncoder();
   const batches = streamEventBatches(sql, scope, range);
+  let firstBatch: IteratorResult<EventItem[]> | undefined = await batches.next();
   let headerSent = format !== "csv";
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -57,7 +81,8 @@ export function exportResponse(sql: Sql, scope: ReadScope, range: Range, format:
         controller.enqueue(encoder.encode(`${csvColumns.join(",")}\r\n`));
         return;
       }
-      const next = await batches.next();
+      const next = firstBatch ?? (await batches.next());
+      firstBatch = undefined;
       if (next.done) controller.close();
       else controller.enqueue(encoder.encode(next.value.map((item) => encodeRow(format, item)).join("")));
     },

@@ -2,7 +2,6 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { apiKeyAuth } from "../../http/auth.ts";
 import { resolveOwnerScope, resolveReporterScope } from "./access.ts";
-import { listEvents } from "./events.ts";
 import { exportFormat, exportResponse } from "./export.ts";
 import {
   AgentEventsQuery,
@@ -23,9 +22,7 @@ import {
   UrlPage,
 } from "./model.ts";
 import { parsePage, parseRange } from "./params.ts";
-import { summarize } from "./summary.ts";
-import { timeseries } from "./timeseries.ts";
-import { listUrls } from "./urls.ts";
+import { listEvents, listUrls, summarize, timeseries } from "./service.ts";
 
 const exportDetail = {
   description:

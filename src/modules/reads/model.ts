@@ -10,7 +10,8 @@ const uuidPattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
 const rangeQuery = {
   since: t.Optional(
     t.String({
-      description: "ISO 8601 start, inclusive (date-time with zone, or a date meaning 00:00 UTC). Default: all time.",
+      description:
+        "ISO 8601 start, inclusive (date-time with zone, or a date meaning 00:00 UTC; years 0001-9999). Default: all time.",
     }),
   ),
   until: t.Optional(t.String({ description: "ISO 8601 end, exclusive. Default: open-ended." })),
@@ -19,7 +20,11 @@ const rangeQuery = {
 const ownerQuery = {
   ...rangeQuery,
   domain: t.Optional(
-    t.String({ maxLength: 253, description: "Narrow to one verified domain of the owner (or a subdomain of one)." }),
+    t.String({
+      maxLength: 253,
+      description:
+        "Narrow to one verified domain of the owner (or a subdomain of one); case, a trailing dot and IDN are normalised.",
+    }),
   ),
   delegated_from: t.Optional(
     t.String({
@@ -40,7 +45,7 @@ const agentQuery = {
 // coercion reports a bound violation without naming the parameter.
 const paging = (defaultLimit: number, maxLimit: number) => ({
   limit: t.Optional(t.Integer({ default: defaultLimit, description: `Page size, 1 to ${maxLimit}.` })),
-  offset: t.Optional(t.Integer({ default: 0, description: "Items to skip, 0 or more." })),
+  offset: t.Optional(t.Integer({ default: 0, description: "Items to skip, 0 to 2^53 - 1." })),
 });
 
 const IntervalSchema = (options: { default?: string; description?: string } = {}) =>

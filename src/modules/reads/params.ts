@@ -20,21 +20,31 @@ export function parseIsoTime(value: string): Date | undefined {
 }
 
 const epoch = new Date(0);
+// PostgreSQL and ISO 8601 output (`toISOString`) both need four-digit years of the common era.
+const earliest = Date.parse("0001-01-01T00:00:00.000Z");
+const latest = Date.parse("9999-12-31T23:59:59.999Z");
+
+function timeError(field: string, value: string | undefined, parsed: Date | null | undefined): FieldError | undefined {
+  if (value === undefined) return undefined;
+  if (!parsed) return { path: field, message: "must be an ISO 8601 date or date-time with a zone" };
+  const ms = parsed.getTime();
+  if (ms < earliest || ms > latest) return { path: field, message: "must lie in the years 0001 to 9999 (UTC)" };
+  return undefined;
+}
 
 /**
  * The period of a read: `since` omitted is the beginning of time (reported as
- * 1970-01-01T00:00:00Z), `until` omitted is open-ended. Unparsable times and
- * since after until are 422 naming the field.
+ * 1970-01-01T00:00:00Z), `until` omitted is open-ended. Unparsable times, times
+ * outside the years 0001 to 9999 UTC, and since after until are 422 naming the field.
  */
 export function parseRange(query: { since?: string; until?: string }): Range {
   const errors: FieldError[] = [];
   const since = query.since === undefined ? epoch : parseIsoTime(query.since);
   const until = query.until === undefined ? null : parseIsoTime(query.until);
-  if (since === undefined)
-    errors.push({ path: "/since", message: "must be an ISO 8601 date or date-time with a zone" });
-  if (until === undefined)
-    errors.push({ path: "/until", message: "must be an ISO 8601 date or date-time with a zone" });
-  if (since && until && since.getTime() > until.getTime()) {
+  for (const error of [timeError("/since", query.since, since), timeError("/until", query.until, until)]) {
+    if (error) errors.push(error);
+  }
+  if (errors.length === 0 && since && until && since.getTime() > until.getTime()) {
     errors.push({ path: "/since", message: "must not be after until" });
   }
   if (errors.length > 0) {
@@ -54,6 +64,10 @@ export function parsePage(
   const errors: FieldError[] = [];
   if (limit < 1 || limit > maxLimit) errors.push({ path: "/limit", message: `must be between 1 and ${maxLimit}` });
   if (offset < 0) errors.push({ path: "/offset", message: "must not be negative" });
+  // Above this, the number is no longer exact and may not fit PostgreSQL's bigint OFFSET.
+  else if (offset > Number.MAX_SAFE_INTEGER) {
+    errors.push({ path: "/offset", message: `must be at most ${Number.MAX_SAFE_INTEGER}` });
+  }
   if (errors.length > 0) {
     throw problems.invalid(`the query parameters are invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
   }

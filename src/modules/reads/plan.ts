@@ -25,15 +25,17 @@ const fixed = (name: Level["name"], size: number): Level => ({
 export const levels = {
   hour: fixed("hour", hourMs),
   day: fixed("day", dayMs),
+  // Through setters rather than Date.UTC, which reads years 0 to 99 as 1900 to 1999.
   month: {
     name: "month",
     floor(ms) {
       const d = new Date(ms);
-      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+      d.setUTCDate(1);
+      return d.setUTCHours(0, 0, 0, 0);
     },
     next(start) {
       const d = new Date(start);
-      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+      return d.setUTCMonth(d.getUTCMonth() + 1, 1);
     },
   },
 } satisfies Record<Level["name"], Level>;

@@ -19,7 +19,8 @@ export function coveringDomains(domains: readonly string[]): string[] {
 /** Hosts seen in events that fall under any of `domains` (each covers its subdomains). */
 export async function hostsUnder(sql: Sql, domains: readonly string[]): Promise<string[]> {
   if (domains.length === 0) return [];
-  const patterns = domains.map((domain) => `%.${domain}`);
+  // Escaped so that a LIKE wildcard can never widen the match beyond the domain itself.
+  const patterns = domains.map((domain) => `%.${domain.replace(/[\\%_]/g, "\\$&")}`);
   const rows = await sql<{ host: string }[]>`
     SELECT host FROM content_hosts
     WHERE host = ANY (${sql.array([...domains])}::text[]) OR host LIKE ANY (${sql.array(patterns)}::text[])`;
