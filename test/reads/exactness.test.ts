@@ -112,7 +112,8 @@ async function expectExact(readers: Reader[], ranges: ReferenceRange[]) {
         body: await referenceEvents(sql, reader.scope, range, 25, offset),
       });
 
-      const interval = random.pick(intervals);
+      // Hourly buckets since 1970 exceed the per-request bucket cap (tested in params.test.ts).
+      const interval = random.pick(range.since.getTime() === 0 ? intervals.filter((i) => i !== "hour") : intervals);
       const series = await call(
         "GET",
         `${reader.prefix}/timeseries?${queryOf(range, { ...reader.params, interval })}`,

@@ -21,7 +21,7 @@ import {
   Timeseries,
   UrlPage,
 } from "./model.ts";
-import { parsePage, parseRange } from "./params.ts";
+import { maxTimeseriesBuckets, parsePage, parseRange, parseTimeseriesRange } from "./params.ts";
 import { listEvents, listUrls, summarize, timeseries } from "./service.ts";
 
 const exportDetail = {
@@ -94,15 +94,19 @@ export const readsModule = (ctx: AppContext) =>
         .get(
           "/timeseries",
           async ({ principal, query }) => {
-            const range = parseRange(query);
+            const interval = query.interval ?? "day";
+            const range = parseTimeseriesRange(query, interval);
             const scope = await resolveOwnerScope(ctx.sql, principal, query);
-            return timeseries(ctx.sql, scope, range, query.interval ?? "day");
+            return timeseries(ctx.sql, scope, range, interval);
           },
           {
             apiKey: "telemetry:read",
             query: OwnerTimeseriesQuery,
             response: Timeseries,
-            detail: { summary: "Events per bucket and type, and sessions per bucket (non-empty buckets only)" },
+            detail: {
+              summary: "Events per bucket and type, and sessions per bucket (non-empty buckets only)",
+              description: `interval hour, day (default), week or month (UTC). One request spans at most ${maxTimeseriesBuckets} buckets of its interval (422 naming since otherwise).`,
+            },
           },
         )
         .get(
@@ -157,8 +161,15 @@ export const readsModule = (ctx: AppContext) =>
         )
         .get(
           "/timeseries",
-          ({ principal, query }) =>
-            timeseries(ctx.sql, resolveReporterScope(principal, query), parseRange(query), query.interval ?? "day"),
+          ({ principal, query }) => {
+            const interval = query.interval ?? "day";
+            return timeseries(
+              ctx.sql,
+              resolveReporterScope(principal, query),
+              parseTimeseriesRange(query, interval),
+              interval,
+            );
+          },
           {
             apiKey: "telemetry:read",
             query: AgentTimeseriesQuery,

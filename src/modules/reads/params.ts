@@ -1,4 +1,5 @@
 import { type FieldError, problems } from "../../http/problem.ts";
+import type { Interval } from "./model.ts";
 import type { Range } from "./read-context.ts";
 
 const isoPattern = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2}))?$/i;
@@ -51,6 +52,30 @@ export function parseRange(query: { since?: string; until?: string }): Range {
     throw problems.invalid(`the query parameters are invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
   }
   return { since: since as Date, until: until as Date | null };
+}
+
+/** Most buckets one timeseries request may span: every list has a bound, buckets too. */
+export const maxTimeseriesBuckets = 25_000;
+const approximateBucketMs: Record<Interval, number> = {
+  hour: 3_600_000,
+  day: 86_400_000,
+  week: 7 * 86_400_000,
+  month: 28 * 86_400_000,
+};
+
+/**
+ * The period of a timeseries, which may span at most `maxTimeseriesBuckets`
+ * buckets of its interval (until omitted counts up to now); longer is 422 naming
+ * `since`, so the caller narrows the range or picks a coarser interval.
+ */
+export function parseTimeseriesRange(query: { since?: string; until?: string }, interval: Interval): Range {
+  const range = parseRange(query);
+  const spanMs = (range.until ?? new Date()).getTime() - range.since.getTime();
+  if (spanMs / approximateBucketMs[interval] > maxTimeseriesBuckets) {
+    const message = `spans more than ${maxTimeseriesBuckets} ${interval} buckets; set a later since or a coarser interval`;
+    throw problems.invalid(`the query parameters are invalid: /since ${message}`, [{ path: "/since", message }]);
+  }
+  return range;
 }
 
 /** Page size and offset within their documented bounds (422 naming the field otherwise). */
