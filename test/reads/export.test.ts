@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { createApp } from "../../src/app.ts";
 import { insertEvents } from "../support/events.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
@@ -91,6 +92,35 @@ describe("export", () => {
       expect(JSON.parse(res.text).code).toBe("invalid_text");
     }
   });
+
+  test("an export whose client stops reading is ended, and its database connection freed", async () => {
+    const { ctx } = await testRuntime();
+    const owner = await createTestOrg();
+    const reporter = await createTestOrg({ type: "platform" });
+    const start = Date.UTC(2026, 5, 1);
+    await insertEvents(
+      ctx.sql,
+      Array.from({ length: 2500 }, (_, i) => ({
+        event_time: new Date(start + i * 60_000),
+        org_id: reporter.id,
+        content_url: `https://${owner.domain}/q${i % 5}`,
+      })),
+    );
+    const app = createApp({ ...ctx, config: { ...ctx.config, EXPORT_IDLE_TIMEOUT_SECONDS: 1 } });
+    const response = await app.handle(
+      new Request(`http://test.local/content-owners/export?since=${new Date(start).toISOString()}`, {
+        headers: { "x-api-key": owner.key },
+      }),
+    );
+    expect(response.status).toBe(200);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    expect((await reader.read()).done).toBe(false);
+    // The cursor is open with more batches to come; the client now reads nothing. On
+    // the embedded engine this query can only run once the export let go of the connection.
+    const [row] = await ctx.sql<{ ok: number }[]>`SELECT 1 AS ok`;
+    expect(row?.ok).toBe(1);
+    expect(reader.read()).rejects.toThrow("export abandoned");
+  }, 30_000);
 
   test("export needs the same access as other reads", async () => {
     const owner = await createTestOrg();

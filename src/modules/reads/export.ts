@@ -63,33 +63,53 @@ function encodeRow(format: ExportFormat, item: EventItem): string {
  * stays constant whatever the range holds. The first batch is read before the
  * response is made, so a query that fails (a value PostgreSQL refuses, a database
  * error) is answered with a problem instead of a 200 cut off mid-body.
+ * A client that reads nothing for `idleTimeoutMs` loses the export: the cursor
+ * is closed so its connection (the only one, on the embedded engine) is freed.
  */
 export async function exportResponse(
   sql: Sql,
   scope: ReadScope,
   range: Range,
   format: ExportFormat,
+  idleTimeoutMs: number,
 ): Promise<Response> {
   const encoder = new TextEncoder();
   const batches = streamEventBatches(sql, scope, range);
   let firstBatch: IteratorResult<EventItem[]> | undefined = await batches.next();
   let headerSent = format !== "csv";
+  // Runs only while the stream waits for the client, never during a database fetch.
+  let idleTimer: ReturnType<typeof setTimeout> | undefined;
+  const awaitClient = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    idleTimer = setTimeout(() => {
+      controller.error(new Error(`export abandoned: the client read nothing for ${idleTimeoutMs} ms`));
+      void batches.return(undefined);
+    }, idleTimeoutMs);
+  };
   const body = new ReadableStream<Uint8Array>({
+    start: awaitClient,
     async pull(controller) {
+      clearTimeout(idleTimer);
       if (!headerSent) {
         headerSent = true;
         controller.enqueue(encoder.encode(`${csvColumns.join(",")}\r\n`));
+        awaitClient(controller);
         return;
       }
       const next = firstBatch ?? (await batches.next());
       firstBatch = undefined;
-      if (next.done) controller.close();
-      else controller.enqueue(encoder.encode(next.value.map((item) => encodeRow(format, item)).join("")));
+      if (next.done) {
+        controller.close();
+        return;
+      }
+      controller.enqueue(encoder.encode(next.value.map((item) => encodeRow(format, item)).join("")));
+      awaitClient(controller);
     },
     async cancel() {
+      clearTimeout(idleTimer);
       await batches.return(undefined);
     },
   });
+
   const filename = `events.${format === "csv" ? "csv" : "ndjson"}`;
   return new Response(body, {
     headers: { "content-type": contentTypes[format], "content-disposition": `attachment; filename="${filename}"` },

@@ -114,7 +114,13 @@ export const readsModule = (ctx: AppContext) =>
           async ({ principal, query, headers }) => {
             const range = parseRange(query);
             const scope = await resolveOwnerScope(ctx.sql, principal, query);
-            return exportResponse(ctx.sql, scope, range, exportFormat(query.format, headers.accept));
+            return exportResponse(
+              ctx.sql,
+              scope,
+              range,
+              exportFormat(query.format, headers.accept),
+              ctx.config.EXPORT_IDLE_TIMEOUT_SECONDS * 1000,
+            );
           },
           { apiKey: "telemetry:read", query: OwnerExportQuery, detail: { summary: "Export events", ...exportDetail } },
         ),
@@ -185,6 +191,7 @@ export const readsModule = (ctx: AppContext) =>
               resolveReporterScope(principal, query),
               parseRange(query),
               exportFormat(query.format, headers.accept),
+              ctx.config.EXPORT_IDLE_TIMEOUT_SECONDS * 1000,
             ),
           { apiKey: "telemetry:read", query: AgentExportQuery, detail: { summary: "Export events", ...exportDetail } },
         ),
