@@ -1,5 +1,5 @@
 import { openapi } from "@elysiajs/openapi";
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import { sessionCookieName } from "./session-auth.ts";
 
 export interface RouteWithBody {
@@ -8,8 +8,51 @@ export interface RouteWithBody {
   hooks: { body?: unknown };
 }
 
+interface OpenApiOperation {
+  requestBody?: { content?: Record<string, unknown> };
+  responses?: Record<string, unknown>;
+}
+
 interface OpenApiDocument {
-  paths?: Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>>;
+  paths?: Record<string, Record<string, OpenApiOperation>>;
+  components?: { schemas?: Record<string, unknown> };
+}
+
+/** The body of every error response (src/http/problem.ts), as OpenAPI shows it. */
+const Problem = t.Object(
+  {
+    type: t.String({ description: "urn:content-telemetry:problem:<code>" }),
+    title: t.String(),
+    status: t.Integer(),
+    code: t.String({ description: "stable machine-readable error code" }),
+    detail: t.Optional(t.String()),
+    instance: t.Optional(t.String({ description: "the request path" })),
+    request_id: t.Optional(t.String()),
+    errors: t.Optional(
+      t.Array(t.Object({ path: t.String(), message: t.String() }), {
+        description: "validation failures (422), one per failing field",
+      }),
+    ),
+  },
+  { additionalProperties: true, description: "RFC 9457 problem details" },
+);
+
+const problemResponse = (description: string) => ({
+  description,
+  content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+});
+
+/** Every operation can fail with a problem document; say so once, for all of them. */
+export function addProblemResponses(document: OpenApiDocument): void {
+  document.components ??= {};
+  document.components.schemas = { ...document.components.schemas, Problem };
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      operation.responses ??= {};
+      operation.responses["4XX"] ??= problemResponse("Client error: see `code` (and `errors` for 422)");
+      operation.responses["5XX"] ??= problemResponse("Server or database unavailable");
+    }
+  }
 }
 
 /**
@@ -35,6 +78,7 @@ export const openapiPlugin = (routes: () => readonly RouteWithBody[]) =>
     .onAfterHandle({ as: "global" }, ({ path, response }) => {
       if (path === specPath && response && typeof response === "object") {
         fillJsonRequestBodies(response as OpenApiDocument, routes());
+        addProblemResponses(response as OpenApiDocument);
       }
     })
     .use(

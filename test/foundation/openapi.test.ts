@@ -8,6 +8,14 @@ test("the OpenAPI document is generated from the models and served with its UI",
   expect(doc.body.paths["/health"].get).toBeDefined();
   expect(doc.body.paths["/ready"].get.responses["200"]).toBeDefined();
   expect(doc.body.components.securitySchemes.apiKey).toMatchObject({ type: "apiKey", name: "X-API-Key" });
+  // Every operation documents its problem responses against one shared schema.
+  expect(doc.body.components.schemas.Problem.required).toEqual(["type", "title", "status", "code"]);
+  for (const [path, operations] of Object.entries(doc.body.paths as Record<string, Record<string, any>>)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const problem = operation.responses?.["4XX"]?.content?.["application/problem+json"]?.schema;
+      expect({ path, method, problem }).toEqual({ path, method, problem: { $ref: "#/components/schemas/Problem" } });
+    }
+  }
   const ui = await call("GET", "/openapi");
   expect(ui.status).toBe(200);
   expect(ui.headers.get("content-type")).toContain("text/html");
