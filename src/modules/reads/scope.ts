@@ -19,10 +19,16 @@ export function coveringDomains(domains: readonly string[]): string[] {
 /** Hosts seen in events that fall under any of `domains` (each covers its subdomains). */
 export async function hostsUnder(sql: Sql, domains: readonly string[]): Promise<string[]> {
   if (domains.length === 0) return [];
-  // Escaped so that a LIKE wildcard can never widen the match beyond the domain itself.
-  const patterns = domains.map((domain) => `%.${domain.replace(/[\\%_]/g, "\\$&")}`);
+  // Subdomains of d are the reversed hosts in ['.d' reversed, '/d' reversed): an
+  // index range scan per domain (sql/014), never a scan of every host.
+  const reversed = domains.map((domain) => [...domain].reverse().join(""));
   const rows = await sql<{ host: string }[]>`
-    SELECT host FROM content_hosts
-    WHERE host = ANY (${sql.array([...domains])}::text[]) OR host LIKE ANY (${sql.array(patterns)}::text[])`;
+    SELECT host FROM content_hosts WHERE host = ANY (${sql.array([...domains])}::text[])
+    UNION
+    SELECT h.host
+    FROM unnest(${sql.array(reversed.map((r) => `${r}.`))}::text[], ${sql.array(reversed.map((r) => `${r}/`))}::text[])
+      AS r (low, high)
+    JOIN content_hosts h
+      ON reverse(h.host) COLLATE "C" >= r.low COLLATE "C" AND reverse(h.host) COLLATE "C" < r.high COLLATE "C"`;
   return rows.map((row) => row.host);
 }
