@@ -43,5 +43,3 @@ export function createApp(ctx: AppContext) {
   routes = () => app.routes;
   return app;
 }
-
-export type App = ReturnType<typeof createApp>;
