@@ -77,7 +77,7 @@ describe("API key rules", () => {
   test("rule 4: a key row without scope metadata cannot exist", async () => {
     const org = await createTestOrg();
     const { ctx } = await testRuntime();
-    expect(ctx.sql`UPDATE api_keys SET scopes = NULL WHERE org_id = ${org.id}`).rejects.toThrow();
+    await expect(ctx.sql`UPDATE api_keys SET scopes = NULL WHERE org_id = ${org.id}`).rejects.toThrow();
   });
 
   test("rule 5: missing key → 401, unrecognised key → 401, missing scope → 403", async () => {
@@ -141,6 +141,6 @@ describe("revocation", () => {
     expect((await cached.authenticate(org.key)).keyId).toBe(principal.keyId);
     // … and an authenticator whose cache has expired (TTL 0) sees the revocation.
     const uncached = new KeyAuthenticator(ctx.sql, ctx.log, 0);
-    expect(uncached.authenticate(org.key)).rejects.toMatchObject({ status: 401 });
+    await expect(uncached.authenticate(org.key)).rejects.toMatchObject({ status: 401 });
   });
 });

@@ -39,8 +39,8 @@ describe("migrations", () => {
     await writeFile(join(dir, "001_identity_core.sql"), "-- edited\nSELECT 1;\n");
     await writeFile(join(dir, "999_after_edit.sql"), "CREATE TABLE should_not_exist (id int);\n");
     const attempt = migrate(db.sql, log, dir);
-    expect(attempt).rejects.toBeInstanceOf(MigrationError);
-    await attempt.catch((error: Error) => expect(error.message).toContain("001_identity_core.sql was changed"));
+    await expect(attempt).rejects.toBeInstanceOf(MigrationError);
+    await expect(attempt).rejects.toThrow("001_identity_core.sql was changed");
     const [table] = await db.sql`SELECT to_regclass('should_not_exist') AS t`;
     expect(table?.t).toBeNull();
   });
@@ -49,8 +49,7 @@ describe("migrations", () => {
     const dir = await mkdtemp(join(tmpdir(), "migrations-"));
     await cp(defaultMigrationsDir, dir, { recursive: true });
     await writeFile(join(dir, "998_broken.sql"), "CREATE TABLE half_done (id int);\nSELECT no_such_function();\n");
-    expect(migrate(db.sql, log, dir)).rejects.toThrow("998_broken.sql failed");
-    await migrate(db.sql, log, dir).catch(() => {});
+    await expect(migrate(db.sql, log, dir)).rejects.toThrow("998_broken.sql failed");
     const [table] = await db.sql`SELECT to_regclass('half_done') AS t`;
     expect(table?.t).toBeNull();
     const [row] = await db.sql`SELECT count(*)::int AS n FROM schema_migrations WHERE name = '998_broken.sql'`;

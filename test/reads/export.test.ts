@@ -119,7 +119,7 @@ describe("export", () => {
     // the embedded engine this query can only run once the export let go of the connection.
     const [row] = await ctx.sql<{ ok: number }[]>`SELECT 1 AS ok`;
     expect(row?.ok).toBe(1);
-    expect(reader.read()).rejects.toThrow("export abandoned");
+    await expect(reader.read()).rejects.toThrow("export abandoned");
   }, 30_000);
 
   test("export needs the same access as other reads", async () => {
