@@ -51,7 +51,9 @@ class Refusal {
 /**
  * POST /events and POST /sessions/bulk: reads the document, applies every rule,
  * and stores it whole or not at all. Database work: one click-token lookup when
- * tokens are present, then one statement for sessions and events together.
+ * tokens are present, one lookup of stored session privacy levels when turn
+ * objects arrive without a declared level, then one statement for sessions,
+ * events and their session-first bookkeeping together.
  */
 export async function ingestDocument(
   sql: Sql,
