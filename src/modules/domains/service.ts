@@ -1,3 +1,4 @@
+import postgres from "postgres";
 import type { Queryable } from "../../db/client.ts";
 import { normalizeDomain } from "./normalize.ts";
 
@@ -32,7 +33,8 @@ export async function registerDomain(sql: Queryable, orgId: string, input: strin
 
 /**
  * Marks a registered domain verified. Only one organisation may hold a domain
- * verified; a second claim is a DomainConflictError.
+ * verified (the unique index domains_verified_once decides, so concurrent claims
+ * cannot both win); a second claim is a DomainConflictError.
  */
 export async function verifyDomain(
   sql: Queryable,
@@ -41,15 +43,19 @@ export async function verifyDomain(
   method: VerificationMethod,
 ): Promise<Domain | undefined> {
   const domain = normalizeDomain(input);
-  const [holder] = await sql<{ org_id: string }[]>`
-    SELECT org_id FROM domains WHERE domain = ${domain} AND state = 'verified' AND org_id <> ${orgId}::uuid`;
-  if (holder) throw new DomainConflictError(`${domain} is already verified by another organisation`);
-  const [row] = await sql<Domain[]>`
-    UPDATE domains
-    SET state = 'verified', verification_method = ${method}, verified_at = coalesce(verified_at, now())
-    WHERE org_id = ${orgId}::uuid AND domain = ${domain}
-    RETURNING *`;
-  return row;
+  try {
+    const [row] = await sql<Domain[]>`
+      UPDATE domains
+      SET state = 'verified', verification_method = ${method}, verified_at = coalesce(verified_at, now())
+      WHERE org_id = ${orgId}::uuid AND domain = ${domain}
+      RETURNING *`;
+    return row;
+  } catch (error) {
+    if (error instanceof postgres.PostgresError && error.constraint_name === "domains_verified_once") {
+      throw new DomainConflictError(`${domain} is already verified by another organisation`);
+    }
+    throw error;
+  }
 }
 
 export async function listDomains(
