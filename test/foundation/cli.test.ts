@@ -64,13 +64,25 @@ describe("operator CLI", () => {
     [["key", "list", "--org", "not-a-uuid"], "--org must be a UUID"],
     [["key", "create", "--org", crypto.randomUUID(), "--scopes", "telemetry:read,root"], "unknown scope: root"],
     [["key", "revoke", "--id", crypto.randomUUID()], "no key with id"],
-    [["domain", "add", "--org", crypto.randomUUID(), "--domain", "127.0.0.1"], "IP addresses"],
+    [["domain", "add", "--org", crypto.randomUUID(), "--domain", "news.example.org"], "no organisation with id"],
+    [["org", "create", "--name", "P", "--type", "platform", "--domain", "p.example.org"], "only content-owner"],
     [["frobnicate"], "unknown command"],
     [["key", "list", "--org", crypto.randomUUID(), "--colour"], "Unknown option"],
   ])("bad input %p fails with a clear message and exit code 2", async (args, message) => {
     const out = await cli(...(args as string[]));
     expect(out.exitCode).toBe(2);
     expect(out.stderr).toContain(message as string);
+  });
+
+  test("a domain on a platform organisation, or an IP as a domain, is refused with exit code 2", async () => {
+    const platform = jsonOf(await cli("org", "create", "--name", "P", "--type", "platform", "--json"));
+    const onPlatform = await cli("domain", "add", "--org", platform.id, "--domain", "p.example.org");
+    expect(onPlatform.exitCode).toBe(2);
+    expect(onPlatform.stderr).toContain("only content-owner organisations hold domains");
+    const owner = jsonOf(await cli("org", "create", "--name", "O", "--type", "content_owner", "--json"));
+    const ip = await cli("domain", "add", "--org", owner.id, "--domain", "127.0.0.1");
+    expect(ip.exitCode).toBe(2);
+    expect(ip.stderr).toContain("IP addresses");
   });
 
   test("--json errors are machine-readable too", async () => {

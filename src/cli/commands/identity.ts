@@ -4,11 +4,14 @@ import { DomainError } from "../../modules/domains/normalize.ts";
 import { registerDomain, verifyDomain } from "../../modules/domains/service.ts";
 import { UnknownScopeError } from "../../modules/keys/scopes.ts";
 import { type ApiKeyRecord, createApiKey, listApiKeys, revokeApiKey } from "../../modules/keys/service.ts";
-import { createOrganization, isOrgType, orgTypes } from "../../modules/organizations/service.ts";
+import { createOrganization, findOrganization, isOrgType, orgTypes } from "../../modules/organizations/service.ts";
 import { defineCommand, requireString, requireUuid, UsageError } from "../command.ts";
 
 const describeKey = (key: ApiKeyRecord) =>
   `${key.id}  ${key.prefix}…  scopes=[${key.scopes.join(",")}]  created=${key.created_at.toISOString()}  last_used=${key.last_used_at?.toISOString() ?? "never"}${key.revoked_at ? `  revoked=${key.revoked_at.toISOString()}` : ""}`;
+
+// As over HTTP: a domain decides which events an owner sees, so only owners hold one.
+const domainsAreForOwners = "only content-owner organisations hold domains";
 
 /** Turns domain and scope mistakes into usage errors with their own message. */
 async function asUsage<T>(work: () => Promise<T>): Promise<T> {
@@ -42,6 +45,7 @@ export const identityCommands = [
       const type = requireString(o, "type");
       if (!isOrgType(type)) throw new UsageError(`--type must be one of ${orgTypes.join(", ")}`);
       if (name.length > 200) throw new UsageError("--name must be at most 200 characters");
+      if (o.domain !== undefined && type !== "content_owner") throw new UsageError(domainsAreForOwners);
       return asUsage(() =>
         sql.begin(async (tx) => {
           const org = await createOrganization(tx, { name, orgType: type });
@@ -64,6 +68,9 @@ export const identityCommands = [
     async run(sql, o) {
       const orgId = requireUuid(o, "org");
       const input = requireString(o, "domain");
+      const org = await findOrganization(sql, orgId);
+      if (!org) throw new UsageError(`no organisation with id ${orgId}`);
+      if (org.org_type !== "content_owner") throw new UsageError(domainsAreForOwners);
       return asUsage(() =>
         sql.begin(async (tx) => {
           const domain = await registerDomain(tx, orgId, input);
