@@ -8,6 +8,7 @@ import {
 } from "../../src/modules/delegations/service.ts";
 import { OrganizationNotFoundError } from "../../src/modules/keys/service.ts";
 import { createTestOrg } from "../support/fixtures.ts";
+import { rejectionOf } from "../support/rejection.ts";
 import { testRuntime } from "../support/runtime.ts";
 
 describe("delegations", () => {
@@ -23,9 +24,9 @@ describe("delegations", () => {
     });
     expect(granted.revoked_at).toBeNull();
     expect(await findActiveDelegation(ctx.sql, owner.id, platform.id)).toEqual(granted);
-    await expect(
-      grantDelegation(ctx.sql, { grantorOrgId: owner.id, granteeOrgId: platform.id }),
-    ).rejects.toBeInstanceOf(DelegationConflictError);
+    expect(
+      await rejectionOf(grantDelegation(ctx.sql, { grantorOrgId: owner.id, granteeOrgId: platform.id })),
+    ).toBeInstanceOf(DelegationConflictError);
 
     const revoked = await revokeDelegation(ctx.sql, granted.id);
     expect(revoked?.revoked_at).toBeInstanceOf(Date);
@@ -56,7 +57,7 @@ describe("delegations", () => {
       [{ grantorOrgId: owner.id, granteeOrgId: crypto.randomUUID() }, OrganizationNotFoundError],
     ];
     for (const [input, error] of cases) {
-      await expect(grantDelegation(ctx.sql, input)).rejects.toBeInstanceOf(error as typeof Error);
+      expect(await rejectionOf(grantDelegation(ctx.sql, input))).toBeInstanceOf(error as typeof Error);
     }
     expect(await findActiveDelegation(ctx.sql, owner.id, agent.id)).toBeUndefined();
   });
