@@ -77,5 +77,5 @@ describe("the service process", () => {
     });
     expect(await proc.exited).toBe(2);
     expect(await new Response(proc.stderr).text()).toContain("PORT");
-  });
+  }, 30_000);
 });

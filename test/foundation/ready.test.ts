@@ -27,4 +27,4 @@ test("GET /ready is 503 with a problem body once the database stops, 200 while i
   } finally {
     await sql.end({ timeout: 1 }).catch(() => {});
   }
-});
+}, 30_000);

@@ -15,5 +15,5 @@ describe("cli mail list", () => {
     const text = await cli("mail", "list", "--to", email);
     expect(text.stdout).toContain(mails[0].link);
     expect((await cli("mail", "list", "--limit", "0")).exitCode).toBe(2);
-  });
+  }, 30_000);
 });

@@ -175,4 +175,4 @@ test("thousands of randomly mutated bodies: never a 5xx, never anything invalid 
   expect(statuses.get(200) ?? 0).toBeGreaterThan(100);
   expect(statuses.get(422) ?? 0).toBeGreaterThan(100);
   for (const event of await storedEvents(agent.id)) assertValidStored(event);
-});
+}, 30_000);
