@@ -5,6 +5,7 @@
  */
 import { createApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
+import { rateLimitsOff } from "../src/http/rate-limit.ts";
 import { createLogger } from "../src/log.ts";
 import { registerDomain, verifyDomain } from "../src/modules/domains/service.ts";
 import { createApiKey } from "../src/modules/keys/service.ts";
@@ -12,7 +13,7 @@ import { addMember, createOrganization } from "../src/modules/organizations/serv
 import { startRuntime } from "../src/runtime.ts";
 
 const requests = Number(process.argv[2] ?? 300);
-const config = loadConfig({ LOG_LEVEL: "error" });
+const config = loadConfig({ ...rateLimitsOff, LOG_LEVEL: "error" });
 const { ctx, db } = await startRuntime(config, createLogger("error"), { inMemory: true });
 const app = createApp(ctx);
 

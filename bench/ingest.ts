@@ -19,6 +19,7 @@ import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { createApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
+import { rateLimitsOff } from "../src/http/rate-limit.ts";
 import { createLogger } from "../src/log.ts";
 import { hostOfUrl } from "../src/modules/domains/normalize.ts";
 import { createApiKey } from "../src/modules/keys/service.ts";
@@ -42,6 +43,7 @@ const batchesPerSession = 10;
 const dataDir = process.env.DATABASE_URL ? undefined : await mkdtemp(join(tmpdir(), "ingest-bench-"));
 const config = loadConfig({
   ...process.env,
+  ...rateLimitsOff,
   LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
   ...(dataDir ? { DATA_DIR: dataDir } : {}),
 });

@@ -16,6 +16,7 @@ import { parseArgs } from "node:util";
 import { deepEquals } from "bun";
 import { createApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
+import { rateLimitsOff } from "../src/http/rate-limit.ts";
 import { refreshAggregates } from "../src/jobs/refresh-aggregates.ts";
 import { createLogger } from "../src/log.ts";
 import { registerDomain, verifyDomain } from "../src/modules/domains/service.ts";
@@ -41,7 +42,7 @@ const runs = Number(values.runs);
 const dayMs = 86_400_000;
 const minuteMs = 60_000;
 
-const config = loadConfig({ ...process.env, LOG_LEVEL: "error" });
+const config = loadConfig({ ...process.env, ...rateLimitsOff, LOG_LEVEL: "error" });
 const { ctx, db } = await startRuntime(config, createLogger("error"), { inMemory: !config.DATABASE_URL });
 const sql = ctx.sql;
 const app = createApp(ctx);

@@ -45,6 +45,16 @@ const ConfigSchema = T.Object({
    * {"id", "issuer", "client_id", "client_secret"?, "scopes"?}; "[]" disables OAuth sign-in.
    */
   OIDC_PROVIDERS: T.String({ default: "[]" }),
+  /**
+   * Requests per second each caller may send, per kind of route, with bursts of twice
+   * that (src/http/rate-limit.ts); 0 turns the limit off. Ingest and reads count per
+   * API key, the control plane per key or signed-in user, sign-in and /resolve per
+   * client address.
+   */
+  RATE_LIMIT_INGEST_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 100 }),
+  RATE_LIMIT_READ_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 20 }),
+  RATE_LIMIT_CONTROL_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 10 }),
+  RATE_LIMIT_PUBLIC_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 5 }),
   /** Cron pattern for deleting expired sign-in links, OAuth states and ended sessions. */
   SIGN_IN_PURGE_CRON: T.String({ minLength: 1, default: "17 * * * *" }),
 });

@@ -1,5 +1,6 @@
 import type { Config } from "./config.ts";
 import type { DatabaseKind, Sql } from "./db/client.ts";
+import type { RateLimiter } from "./http/rate-limit.ts";
 import type { Logger } from "./log.ts";
 import type { Mailer } from "./modules/auth/mailer.ts";
 import type { DomainProbe } from "./modules/domains/probe.ts";
@@ -12,6 +13,7 @@ export interface AppContext {
   sql: Sql;
   databaseKind: DatabaseKind;
   keys: KeyAuthenticator;
+  rateLimiter: RateLimiter;
   mailer: Mailer;
   /** DNS and HTTPS as domain verification sees them (replaced in tests). */
   domainProbe: DomainProbe;

@@ -2,6 +2,7 @@ import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
 import { type Database, openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
+import { RateLimiter } from "./http/rate-limit.ts";
 import type { Logger } from "./log.ts";
 import { createMailer } from "./modules/auth/mailer.ts";
 import { systemDomainProbe } from "./modules/domains/probe.ts";
@@ -14,6 +15,7 @@ export function buildContext(config: Config, log: Logger, db: Pick<Database, "sq
     sql: db.sql,
     databaseKind: db.kind,
     keys: new KeyAuthenticator(db.sql, log, config.KEY_CACHE_TTL_SECONDS),
+    rateLimiter: RateLimiter.fromConfig(config),
     mailer: createMailer(config, db.sql, log),
     domainProbe: systemDomainProbe,
   };

@@ -2,22 +2,28 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import type { Scope } from "../modules/keys/scopes.ts";
 import { problems } from "./problem.ts";
+import { admitRequest, type RateLimitClass } from "./rate-limit.ts";
+
+const limitClassOf = (required: Scope | true): RateLimitClass =>
+  required === "telemetry:write" ? "ingest" : required === "telemetry:read" ? "read" : "control";
 
 /**
  * `apiKey: <scope>` on a route authenticates `X-API-Key` (401 when missing,
  * unknown or revoked), requires the scope (403 when absent) and resolves
  * `principal` for the handler. `apiKey: true` authenticates without a scope.
+ * The request then counts against the key's rate limit for that kind of route (429).
  */
 export const apiKeyAuth = (ctx: AppContext) =>
   new Elysia({ name: "auth.api-key" }).macro({
     apiKey: (required: Scope | true) => ({
-      async resolve({ headers }) {
+      async resolve({ headers, set }) {
         const principal = await ctx.keys.authenticate(headers["x-api-key"]);
         if (required !== true && !principal.scopes.has(required)) {
           throw problems.forbidden("missing_scope", `this API key lacks the ${required} scope`, {
             required_scope: required,
           });
         }
+        admitRequest(ctx.rateLimiter, limitClassOf(required), principal.keyId, set.headers);
         return { principal };
       },
     }),

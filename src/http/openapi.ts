@@ -9,6 +9,7 @@ export interface RouteWithBody {
 }
 
 interface OpenApiOperation {
+  tags?: string[];
   requestBody?: { content?: Record<string, unknown> };
   responses?: Record<string, unknown>;
 }
@@ -42,6 +43,19 @@ const problemResponse = (description: string) => ({
   content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
 });
 
+const integerHeader = (description: string) => ({ description, schema: { type: "integer", minimum: 0 } });
+
+/** src/http/rate-limit.ts: every route but the health checks counts against a limit. */
+const rateLimitedResponse = {
+  ...problemResponse("Rate limit reached (`code` rate_limited; `limit_class` names the limit): retry after Retry-After"),
+  headers: {
+    "Retry-After": integerHeader("seconds until the next request is allowed"),
+    "RateLimit-Limit": integerHeader("requests the caller's bucket holds when full (twice the per-second rate)"),
+    "RateLimit-Remaining": integerHeader("requests left in the bucket"),
+    "RateLimit-Reset": integerHeader("seconds until the bucket is full again"),
+  },
+};
+
 /** Every operation can fail with a problem document; say so once, for all of them. */
 export function addProblemResponses(document: OpenApiDocument): void {
   document.components ??= {};
@@ -49,6 +63,7 @@ export function addProblemResponses(document: OpenApiDocument): void {
   for (const operations of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(operations)) {
       operation.responses ??= {};
+      if (!operation.tags?.includes("Health")) operation.responses["429"] ??= rateLimitedResponse;
       operation.responses["4XX"] ??= problemResponse("Client error: see `code` (and `errors` for 422)");
       operation.responses["5XX"] ??= problemResponse("Server or database unavailable");
     }
@@ -90,7 +105,7 @@ export const openapiPlugin = (routes: () => readonly RouteWithBody[]) =>
             title: "Content Telemetry reporting and query service",
             version: "0.1.0",
             description:
-              "Ingest of Content Telemetry v1 sessions and events, content-owner reads, click tokens and the identity control plane. Every error is an RFC 9457 problem (application/problem+json) with a stable `code`; validation errors list each failing field in `errors`.",
+              "Ingest of Content Telemetry v1 sessions and events, content-owner reads, click tokens and the identity control plane. Every error is an RFC 9457 problem (application/problem+json) with a stable `code`; validation errors list each failing field in `errors`. Rate limits (429 with Retry-After): per API key, 100 ingest and 20 read requests per second; per key or signed-in user, 10 control-plane requests per second; per client address, 5 per second to sign-in and /resolve; bursts of twice the rate. These are the defaults; the operator sets them with RATE_LIMIT_*_PER_SECOND.",
           },
           components: {
             securitySchemes: {

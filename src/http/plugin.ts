@@ -112,9 +112,8 @@ export const httpPlugin = (ctx: AppContext, allowedMethods: (path: string) => st
                 "method_not_allowed",
                 "Method not allowed",
                 `${request.method} is not allowed here`,
-                {
-                  allow: methods,
-                },
+                { allow: methods },
+                { allow: methods.join(", ") },
               )
             : problems.notFound("route_not_found", `no route for ${request.method} ${path}`);
       } else if (error instanceof postgres.PostgresError && fromPostgres(error)) {
@@ -130,9 +129,7 @@ export const httpPlugin = (ctx: AppContext, allowedMethods: (path: string) => st
         ctx.log.error("unhandled error", { request_id: requestId, path, ...describeError(error) });
         problem = new ProblemError(500, "internal_error", "Internal server error", "an unexpected error occurred");
       }
-      const response = problemResponse(problem, path, requestId);
-      if (problem.status === 405) response.headers.set("allow", (problem.extensions.allow as string[]).join(", "));
-      return response;
+      return problemResponse(problem, path, requestId);
     })
     .onAfterResponse({ as: "global" }, ({ request, path, set }) => {
       const started = requestStarts.get(request);

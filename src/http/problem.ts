@@ -16,6 +16,8 @@ export class ProblemError extends Error {
     readonly title: string,
     readonly detail?: string,
     readonly extensions: Record<string, unknown> = {},
+    /** Response headers the problem needs (Allow, Retry-After, …). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(detail ?? title);
   }
@@ -35,6 +37,12 @@ export const problems = {
     new ProblemError(415, "unsupported_media_type", "Unsupported media type", detail),
   invalid: (detail: string, errors: FieldError[], code = "validation_failed", extensions?: Record<string, unknown>) =>
     new ProblemError(422, code, "Unprocessable content", detail, { errors, ...extensions }),
+  tooManyRequests: (
+    code: string,
+    detail: string,
+    headers?: Record<string, string>,
+    extensions?: Record<string, unknown>,
+  ) => new ProblemError(429, code, "Too many requests", detail, extensions, headers),
   unavailable: (code: string, detail: string) => new ProblemError(503, code, "Service unavailable", detail),
 };
 
@@ -63,7 +71,7 @@ export function problemBody(problem: ProblemError, instance: string, requestId: 
 }
 
 export function problemResponse(problem: ProblemError, instance: string, requestId: string | undefined): Response {
-  const headers: Record<string, string> = { "content-type": "application/problem+json" };
+  const headers: Record<string, string> = { ...problem.headers, "content-type": "application/problem+json" };
   if (requestId) headers["x-request-id"] = requestId;
   return new Response(JSON.stringify(problemBody(problem, instance, requestId)), { status: problem.status, headers });
 }

@@ -5,6 +5,7 @@ import { operatorAdminEmails } from "../modules/auth/operator-admins.ts";
 import { authenticateSession, type SessionUser } from "../modules/auth/sessions.ts";
 import type { Principal } from "../modules/keys/authenticator.ts";
 import { problems } from "./problem.ts";
+import { admitRequest } from "./rate-limit.ts";
 
 export const sessionCookieName = "svc_session";
 
@@ -52,7 +53,7 @@ export const sessionAuth = (ctx: AppContext) => {
   const admins = operatorAdminEmails(ctx.config.OPERATOR_ADMIN_EMAILS);
   return new Elysia({ name: "auth.session" }).macro({
     session: (required: true | "operator_admin") => ({
-      async resolve({ headers }) {
+      async resolve({ headers, set }) {
         const token = presentedSessionToken(headers);
         if (!token && headers["x-api-key"]) {
           await ctx.keys.authenticate(headers["x-api-key"]);
@@ -62,20 +63,26 @@ export const sessionAuth = (ctx: AppContext) => {
         if (required === "operator_admin" && !user.isOperatorAdmin) {
           throw problems.forbidden("operator_admin_required", "this endpoint is for operator admins");
         }
+        admitRequest(ctx.rateLimiter, "control", `user:${user.userId}`, set.headers);
         return { user };
       },
     }),
     caller: (_accepted: true) => ({
-      async resolve({ headers }) {
+      async resolve({ headers, set }) {
+        let caller: Caller;
         if (headers["x-api-key"]) {
-          return { caller: { kind: "key", principal: await ctx.keys.authenticate(headers["x-api-key"]) } as Caller };
+          caller = { kind: "key", principal: await ctx.keys.authenticate(headers["x-api-key"]) };
+        } else {
+          const token = presentedSessionToken(headers);
+          if (!token)
+            throw problems.unauthorized(
+              "send an API key in X-API-Key, or a user session (Authorization: Bearer or cookie)",
+            );
+          caller = { kind: "session", user: await authenticateSession(ctx.sql, token, admins) };
         }
-        const token = presentedSessionToken(headers);
-        if (!token)
-          throw problems.unauthorized(
-            "send an API key in X-API-Key, or a user session (Authorization: Bearer or cookie)",
-          );
-        return { caller: { kind: "session", user: await authenticateSession(ctx.sql, token, admins) } as Caller };
+        const id = caller.kind === "key" ? caller.principal.keyId : `user:${caller.user.userId}`;
+        admitRequest(ctx.rateLimiter, "control", id, set.headers);
+        return { caller };
       },
     }),
   });

@@ -20,6 +20,7 @@ describe("config", () => {
     ["LOG_LEVEL", "loud"],
     ["DATABASE_URL", "mysql://x"],
     ["KEY_CACHE_TTL_SECONDS", "-1"],
+    ["RATE_LIMIT_READ_PER_SECOND", "-1"],
     ["AGGREGATE_REFRESH_CRON", "every minute"],
   ])("an invalid %s stops start-up naming the variable", (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);

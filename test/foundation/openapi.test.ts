@@ -14,6 +14,13 @@ test("the OpenAPI document is generated from the models and served with its UI",
     for (const [method, operation] of Object.entries(operations)) {
       const problem = operation.responses?.["4XX"]?.content?.["application/problem+json"]?.schema;
       expect({ path, method, problem }).toEqual({ path, method, problem: { $ref: "#/components/schemas/Problem" } });
+      // Every route but the health checks is rate limited, and says how to back off.
+      const retryAfter = operation.responses?.["429"]?.headers?.["Retry-After"];
+      expect({ path, method, limited: retryAfter !== undefined }).toEqual({
+        path,
+        method,
+        limited: path !== "/health" && path !== "/ready",
+      });
     }
   }
   const ui = await call("GET", "/openapi");

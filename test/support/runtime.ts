@@ -2,6 +2,7 @@ import { createApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
 import type { AppContext } from "../../src/context.ts";
 import type { Database } from "../../src/db/client.ts";
+import { rateLimitsOff } from "../../src/http/rate-limit.ts";
 import { createLogger } from "../../src/log.ts";
 import { startRuntime } from "../../src/runtime.ts";
 
@@ -18,6 +19,8 @@ export function testRuntime() {
       DATABASE_URL: process.env.TEST_DATABASE_URL,
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "error",
       KEY_CACHE_TTL_SECONDS: "30",
+      // test/foundation/rate-limit.test.ts checks the limits on an app of its own.
+      ...rateLimitsOff,
     });
     const log = createLogger(config.LOG_LEVEL, { service: "test" });
     const { ctx, db } = await startRuntime(config, log, { inMemory: true });

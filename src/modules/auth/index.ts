@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import { parseOidcProviders } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
+import { addressRateLimit } from "../../http/rate-limit.ts";
 import { clearedSessionCookie, sessionAuth, sessionCookie, sessionSecurity } from "../../http/session-auth.ts";
 import { consumeMagicLink, sendMagicLink } from "./magic-link.ts";
 import { MagicLinkRequest, MagicLinkVerify, OidcCallbackQuery, OidcProviderParams, SignedIn, WhoAmI } from "./model.ts";
@@ -34,6 +35,7 @@ export const authModule = (ctx: AppContext) => {
     signedIn(ctx, set, await consumeMagicLink(ctx.sql, token, ctx.config.SESSION_TTL_HOURS));
   return new Elysia({ name: "identity.auth", prefix: "/api/v1/identity/auth", detail: { tags: ["Identity: sign-in"] } })
     .use(sessionAuth(ctx))
+    .use(addressRateLimit(ctx))
     .post(
       "/magic-link",
       async ({ body, set }) => {
@@ -42,6 +44,7 @@ export const authModule = (ctx: AppContext) => {
         return { status: "sent" as const };
       },
       {
+        limitByAddress: true,
         body: MagicLinkRequest,
         detail: {
           summary: "Send a single-use sign-in link by e-mail",
@@ -51,11 +54,13 @@ export const authModule = (ctx: AppContext) => {
       },
     )
     .get("/magic-link/verify", ({ query, set }) => spendMagicLink(query.token, set), {
+      limitByAddress: true,
       query: MagicLinkVerify,
       response: SignedIn,
       detail: { summary: "Follow a sign-in link: spends the token and starts a session" },
     })
     .post("/magic-link/verify", ({ body, set }) => spendMagicLink(body.token, set), {
+      limitByAddress: true,
       body: MagicLinkVerify,
       response: SignedIn,
       detail: { summary: "Spend a sign-in token (for clients that read the link themselves)" },
@@ -86,6 +91,7 @@ export const authModule = (ctx: AppContext) => {
       "/oidc/providers",
       () => ({ items: oidc.list().map((p) => ({ ...p, start_url: `/api/v1/identity/auth/oidc/${p.id}/start` })) }),
       {
+        limitByAddress: true,
         response: t.Object({ items: t.Array(t.Object({ id: t.String(), issuer: t.String(), start_url: t.String() })) }),
         detail: { summary: "Configured OAuth/OpenID Connect sign-in providers" },
       },
@@ -98,6 +104,7 @@ export const authModule = (ctx: AppContext) => {
         set.headers["cache-control"] = "no-store";
       },
       {
+        limitByAddress: true,
         params: OidcProviderParams,
         detail: { summary: "Start OAuth sign-in: redirects to the provider (authorization code + PKCE, state, nonce)" },
       },
@@ -106,6 +113,7 @@ export const authModule = (ctx: AppContext) => {
       "/oidc/:provider/callback",
       async ({ params, query, set }) => signedIn(ctx, set, await oidc.finish(ctx.sql, params.provider, query)),
       {
+        limitByAddress: true,
         params: OidcProviderParams,
         query: OidcCallbackQuery,
         response: SignedIn,

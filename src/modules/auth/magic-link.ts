@@ -1,6 +1,6 @@
 import type { Config } from "../../config.ts";
 import type { Sql } from "../../db/client.ts";
-import { ProblemError, problems } from "../../http/problem.ts";
+import { problems } from "../../http/problem.ts";
 import type { Mailer } from "./mailer.ts";
 import { hashPresentedSecret, mintSecret } from "./secrets.ts";
 import { createSession, type IssuedSession } from "./sessions.ts";
@@ -21,10 +21,8 @@ export async function sendMagicLink(sql: Sql, mailer: Mailer, config: MagicLinkC
     SELECT count(*)::int AS n FROM magic_link_tokens
     WHERE email = ${address} AND created_at > now() - make_interval(mins => ${config.MAGIC_LINK_TTL_MINUTES})`;
   if ((recent?.n ?? 0) >= maxOpenLinksPerAddress) {
-    throw new ProblemError(
-      429,
+    throw problems.tooManyRequests(
       "too_many_sign_in_links",
-      "Too many requests",
       `at most ${maxOpenLinksPerAddress} sign-in links per address every ${config.MAGIC_LINK_TTL_MINUTES} minutes: use one already sent`,
     );
   }

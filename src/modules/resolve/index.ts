@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { problems } from "../../http/problem.ts";
+import { addressRateLimit } from "../../http/rate-limit.ts";
 import { hostOfUrl } from "../domains/normalize.ts";
 import { resolveDomain } from "./service.ts";
 
@@ -32,10 +33,10 @@ function queriedHost(query: { domain?: string; url?: string }): string {
 
 /** Public domain resolution, served at the base address beside the reads (`{base_url}/resolve`). */
 export const resolveModule = (ctx: AppContext) =>
-  new Elysia({ name: "resolve", detail: { tags: ["Domain resolution"] } }).get(
-    "/resolve",
-    ({ query }) => resolveDomain(ctx.sql, queriedHost(query)),
-    {
+  new Elysia({ name: "resolve", detail: { tags: ["Domain resolution"] } })
+    .use(addressRateLimit(ctx))
+    .get("/resolve", ({ query }) => resolveDomain(ctx.sql, queriedHost(query)), {
+      limitByAddress: true,
       query: ResolveQuery,
       response: Resolution,
       detail: {
@@ -44,5 +45,4 @@ export const resolveModule = (ctx: AppContext) =>
           "handled is true when a content owner has verified the host or a parent domain of it; registered-but-unverified domains do not count. Unknown domains answer handled false, organization null.",
         security: [],
       },
-    },
-  );
+    });

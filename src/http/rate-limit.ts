@@ -1,0 +1,158 @@
+import { Elysia } from "elysia";
+import type { Config } from "../config.ts";
+import type { AppContext } from "../context.ts";
+import { problems } from "./problem.ts";
+
+/**
+ * What a request is limited as. Authenticated requests are counted per credential
+ * (API key or signed-in user), the rest per client address.
+ * - ingest: routes needing telemetry:write
+ * - read: routes needing telemetry:read
+ * - control: the identity control plane and anything else a credential calls
+ * - public: sign-in and /resolve, which take no credential
+ */
+export type RateLimitClass = "ingest" | "read" | "control" | "public";
+
+/**
+ * Settings that turn every limit off: for the shared test app and the benchmarks,
+ * which send requests as fast as the database answers them.
+ */
+export const rateLimitsOff = {
+  RATE_LIMIT_INGEST_PER_SECOND: "0",
+  RATE_LIMIT_READ_PER_SECOND: "0",
+  RATE_LIMIT_CONTROL_PER_SECOND: "0",
+  RATE_LIMIT_PUBLIC_PER_SECOND: "0",
+} as const;
+
+/** A credential may send this many seconds' worth of requests at once before the rate applies. */
+export const burstSeconds = 2;
+
+interface Bucket {
+  tokens: number;
+  /** performance.now() when `tokens` was last brought up to date. */
+  at: number;
+}
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  /** Requests the bucket holds when full. */
+  limit: number;
+  remaining: number;
+  /** Seconds until the bucket is full again. */
+  resetSeconds: number;
+  /** Seconds until one more request is allowed (0 when this one was). */
+  retryAfterSeconds: number;
+}
+
+/** Past this many buckets, full ones are dropped: they carry no state a new bucket would not. */
+const sweepAbove = 50_000;
+
+/**
+ * Token buckets in this process's memory: each (class, caller) pair holds up to
+ * `rate × burstSeconds` requests and refills at `rate` per second. One container
+ * enforces its limits exactly; several instances each enforce their own.
+ * A rate of 0 means no limit for that class.
+ */
+export class RateLimiter {
+  readonly #buckets = new Map<string, Bucket>();
+
+  constructor(
+    readonly perSecond: Readonly<Record<RateLimitClass, number>>,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  static fromConfig(config: Config): RateLimiter {
+    return new RateLimiter({
+      ingest: config.RATE_LIMIT_INGEST_PER_SECOND,
+      read: config.RATE_LIMIT_READ_PER_SECOND,
+      control: config.RATE_LIMIT_CONTROL_PER_SECOND,
+      public: config.RATE_LIMIT_PUBLIC_PER_SECOND,
+    });
+  }
+
+  /** Takes one request from the caller's bucket; undefined when the class is unlimited. */
+  take(kind: RateLimitClass, caller: string): RateLimitDecision | undefined {
+    const rate = this.perSecond[kind];
+    if (rate <= 0) return undefined;
+    const capacity = rate * burstSeconds;
+    const now = this.now();
+    const key = `${kind}:${caller}`;
+    const bucket = this.#buckets.get(key) ?? this.#newBucket(key, capacity, now);
+    bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * rate);
+    bucket.at = now;
+    const allowed = bucket.tokens >= 1;
+    if (allowed) bucket.tokens -= 1;
+    return {
+      allowed,
+      limit: capacity,
+      remaining: Math.floor(bucket.tokens),
+      resetSeconds: Math.ceil((capacity - bucket.tokens) / rate),
+      retryAfterSeconds: allowed ? 0 : Math.ceil((1 - bucket.tokens) / rate),
+    };
+  }
+
+  #newBucket(key: string, capacity: number, now: number): Bucket {
+    if (this.#buckets.size >= sweepAbove) this.#sweep(now);
+    const bucket = { tokens: capacity, at: now };
+    this.#buckets.set(key, bucket);
+    return bucket;
+  }
+
+  #sweep(now: number): void {
+    for (const [key, bucket] of this.#buckets) {
+      const rate = this.perSecond[key.slice(0, key.indexOf(":")) as RateLimitClass];
+      if (bucket.tokens + ((now - bucket.at) / 1000) * rate >= rate * burstSeconds) this.#buckets.delete(key);
+    }
+  }
+}
+
+const callerNames: Record<RateLimitClass, string> = {
+  ingest: "this API key",
+  read: "this API key",
+  control: "this credential",
+  public: "this client address",
+};
+
+/**
+ * Counts the request against the caller's bucket: sets the RateLimit-* headers,
+ * or throws a 429 problem with Retry-After when the bucket is empty.
+ */
+export function admitRequest(
+  limiter: RateLimiter,
+  kind: RateLimitClass,
+  caller: string,
+  headers: Record<string, unknown>,
+): void {
+  const decision = limiter.take(kind, caller);
+  if (!decision) return;
+  const rateLimitHeaders = {
+    "ratelimit-limit": String(decision.limit),
+    "ratelimit-remaining": String(decision.remaining),
+    "ratelimit-reset": String(decision.resetSeconds),
+  };
+  if (decision.allowed) {
+    Object.assign(headers, rateLimitHeaders);
+    return;
+  }
+  throw problems.tooManyRequests(
+    "rate_limited",
+    `${callerNames[kind]} sent more than ${limiter.perSecond[kind]} ${kind} requests per second (bursts up to ${decision.limit}); retry after ${decision.retryAfterSeconds} s`,
+    { ...rateLimitHeaders, "retry-after": String(decision.retryAfterSeconds) },
+    { limit_class: kind, retry_after_seconds: decision.retryAfterSeconds },
+  );
+}
+
+/**
+ * `limitByAddress: true` on a route that takes no credential counts it against the
+ * client's address (the TCP peer: behind a proxy, the proxy's address).
+ */
+export const addressRateLimit = (ctx: Pick<AppContext, "rateLimiter">) =>
+  new Elysia({ name: "rate-limit.address" }).macro({
+    limitByAddress: (_on: true) => ({
+      resolve({ request, server, set }) {
+        const address = server?.requestIP(request)?.address ?? "unknown";
+        admitRequest(ctx.rateLimiter, "public", address, set.headers);
+        return {};
+      },
+    }),
+  });

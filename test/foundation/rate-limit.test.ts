@@ -1,0 +1,116 @@
+import { describe, expect, test } from "bun:test";
+import { createApp } from "../../src/app.ts";
+import { RateLimiter } from "../../src/http/rate-limit.ts";
+import { createTestOrg } from "../support/fixtures.ts";
+import { callApp } from "../support/http.ts";
+import { signIn } from "../support/identity.ts";
+import { testRuntime } from "../support/runtime.ts";
+import { batch, validEvents } from "../support/telemetry-events.ts";
+import { storedEvents } from "../support/telemetry-store.ts";
+
+/** A clock the test moves by hand, in milliseconds. */
+function manualClock() {
+  let now = 0;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+describe("token buckets", () => {
+  test("a caller gets a burst of twice the rate, then the rate; refused requests say when to retry", () => {
+    const clock = manualClock();
+    const limiter = new RateLimiter({ ingest: 5, read: 1, control: 1, public: 1 }, clock.now);
+    const taken = Array.from({ length: 10 }, () => limiter.take("ingest", "k")?.allowed);
+    expect(taken).toEqual(Array(10).fill(true));
+    expect(limiter.take("ingest", "k")).toEqual({
+      allowed: false,
+      limit: 10,
+      remaining: 0,
+      resetSeconds: 2,
+      retryAfterSeconds: 1,
+    });
+    clock.advance(200); // one more request's worth at 5 per second
+    expect(limiter.take("ingest", "k")?.allowed).toBe(true);
+    expect(limiter.take("ingest", "k")?.allowed).toBe(false);
+    clock.advance(60_000); // refills to the burst, never past it
+    expect(limiter.take("ingest", "k")).toMatchObject({ allowed: true, limit: 10, remaining: 9 });
+  });
+
+  test("callers and kinds of route have separate buckets; a rate of 0 is no limit", () => {
+    const limiter = new RateLimiter({ ingest: 1, read: 1, control: 0, public: 1 }, manualClock().now);
+    for (let i = 0; i < 2; i++) limiter.take("read", "a");
+    expect(limiter.take("read", "a")?.allowed).toBe(false);
+    expect(limiter.take("read", "b")?.allowed).toBe(true);
+    expect(limiter.take("ingest", "a")?.allowed).toBe(true);
+    expect(limiter.take("control", "a")).toBeUndefined();
+  });
+});
+
+describe("rate limits over HTTP", () => {
+  // An app on the shared database whose limits are 1 request per second (bursts of 2).
+  const clock = manualClock();
+  const limitedApp = testRuntime().then(({ ctx }) =>
+    createApp({ ...ctx, rateLimiter: new RateLimiter({ ingest: 1, read: 1, control: 1, public: 1 }, clock.now) }),
+  );
+  const send = async (method: string, path: string, options: Parameters<typeof callApp>[3] = {}) =>
+    callApp(await limitedApp, method, path, options);
+
+  test("ingest past the limit is 429 with Retry-After, and the refused batch is not stored", async () => {
+    const org = await createTestOrg();
+    const domain = org.domain as string;
+    const oneEvent = () => batch([validEvents.retrieved(domain)], { session_id: crypto.randomUUID() });
+    for (let i = 0; i < 2; i++) {
+      const accepted = await send("POST", "/events", { key: org.key, body: oneEvent() });
+      expect(accepted.status).toBe(200);
+      expect(accepted.headers.get("ratelimit-limit")).toBe("2");
+      expect(accepted.headers.get("ratelimit-remaining")).toBe(String(1 - i));
+    }
+    const refused = await send("POST", "/events", { key: org.key, body: oneEvent() });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("content-type")).toBe("application/problem+json");
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(refused.body).toMatchObject({ status: 429, code: "rate_limited", limit_class: "ingest" });
+    expect(refused.body.detail).toContain("1 ingest requests per second");
+    expect(await storedEvents(org.id)).toHaveLength(2);
+
+    // Reads count separately from ingest, and another key of the same organisation has its own bucket.
+    expect((await send("GET", "/content-owners/summary", { key: org.key })).status).toBe(200);
+    const otherKey = await org.keyWith(null);
+    expect((await send("POST", "/events", { key: otherKey, body: oneEvent() })).status).toBe(200);
+
+    clock.advance(1000);
+    expect((await send("POST", "/events", { key: org.key, body: oneEvent() })).status).toBe(200);
+  });
+
+  test("reads and the control plane are limited per credential; a signed-in user per user", async () => {
+    const org = await createTestOrg();
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await send("GET", "/content-owners/urls", { key: org.key })).status);
+    expect(statuses).toEqual([200, 200, 429]);
+
+    const { session } = await signIn();
+    const whoAmI = () =>
+      send("GET", "/api/v1/identity/auth/session", { headers: { authorization: `Bearer ${session}` } });
+    const sessionStatuses = [(await whoAmI()).status, (await whoAmI()).status, (await whoAmI()).status];
+    expect(sessionStatuses).toEqual([200, 200, 429]);
+  });
+
+  test("routes without a credential are limited per client address; health checks are not limited", async () => {
+    const app = createApp({
+      ...(await testRuntime()).ctx,
+      rateLimiter: new RateLimiter({ ingest: 1, read: 1, control: 1, public: 1 }, manualClock().now),
+    });
+    app.listen({ port: 0, hostname: "127.0.0.1" });
+    try {
+      const base = `http://127.0.0.1:${app.server?.port}`;
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await fetch(`${base}/resolve?domain=example.org`)).status);
+      expect(statuses).toEqual([200, 200, 429]);
+      const refused = await fetch(`${base}/resolve?domain=example.org`);
+      expect(refused.headers.get("retry-after")).toBe("1");
+      expect(await refused.json()).toMatchObject({ code: "rate_limited", limit_class: "public" });
+      const health = await Promise.all(Array.from({ length: 5 }, () => fetch(`${base}/health`)));
+      expect(health.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    } finally {
+      await app.stop();
+    }
+  });
+});
