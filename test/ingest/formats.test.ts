@@ -155,6 +155,18 @@ describe("POST /sessions/start and /sessions/end", () => {
     }
   });
 
+  test("end never sets an end before the start, even a start ahead within the allowed clock skew", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const startsAhead = new Date(Date.now() + 120_000);
+    const { body } = await call("POST", "/sessions/bulk", {
+      key: agent.key,
+      body: { started_at: startsAhead.toISOString(), events: [] },
+    });
+    const ended = await call("POST", "/sessions/end", { key: agent.key, body: { session_id: body.session_id } });
+    expect(ended.status).toBe(200);
+    expect(new Date(ended.body.ended_at).getTime()).toBe(startsAhead.getTime());
+  });
+
   test("end records the outcome; a later end keeps the first end time", async () => {
     const agent = await createTestOrg({ type: "agent" });
     const { body } = await call("POST", "/sessions/start", { key: agent.key, body: { privacy_level: "full" } });
@@ -262,5 +274,25 @@ describe("POST /sessions/bulk", () => {
     }
     expect(await sessionCount(agent.id)).toBe(0);
     expect(await storedEvents(agent.id)).toEqual([]);
+  });
+
+  test("a later document cannot end a session before the start already stored", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const started = await call("POST", "/sessions/start", { key: agent.key, body: {} });
+    const sessionId = started.body.session_id;
+    for (const [path, body] of [
+      ["/sessions/bulk", { session_id: sessionId, ended_at: ago(600), events: [] }],
+      [
+        "/events",
+        { document_type: "session", schema_version: "1.0", session_id: sessionId, ended_at: ago(600), events: [] },
+      ],
+    ] as const) {
+      const res = await call("POST", path, { key: agent.key, body });
+      expect({ path, status: res.status }).toEqual({ path, status: 422 });
+      expect(res.body.errors).toEqual([
+        { path: "/ended_at", message: "is before the start already stored for this session" },
+      ]);
+    }
+    expect((await storedSession(sessionId))?.ended_at).toBeNull();
   });
 });

@@ -9,6 +9,7 @@ import type { PrivacyLevel } from "./model.ts";
 import {
   type EventRow,
   ForeignSessionError,
+  SessionEndsBeforeStartError,
   foreignSessionIds,
   type ImplicitSession,
   sessionPrivacyLevels,
@@ -105,6 +106,10 @@ export async function ingestDocument(
     const eventsCreated = await writeIngest(sql, plan);
     return { sessionId: header?.id ?? null, eventsCreated, outcomeRecorded: header?.outcome != null };
   } catch (error) {
+    if (error instanceof SessionEndsBeforeStartError) {
+      refusal.add([{ path: "/ended_at", message: "is before the start already stored for this session" }]);
+      refusal.throwIfAny(document.events.length);
+    }
     if (!(error instanceof ForeignSessionError)) throw error;
     await refuseForeignSessions(sql, principal.orgId, document, checked, plan.implicitSessions, refusal);
     throw error;

@@ -45,6 +45,11 @@ export class ForeignSessionError extends Error {
   override name = "ForeignSessionError";
 }
 
+/** The described session's end precedes the start already stored for it (sql/015); nothing was stored. */
+export class SessionEndsBeforeStartError extends Error {
+  override name = "SessionEndsBeforeStartError";
+}
+
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 const json = (value: Record<string, unknown> | null) => (value ? JSON.stringify(value) : null);
 
@@ -125,6 +130,9 @@ export async function writeIngest(sql: Sql, plan: WritePlan): Promise<number> {
     return row?.events_created ?? 0;
   } catch (error) {
     if (error instanceof postgres.PostgresError && error.code === "CT409") throw new ForeignSessionError(error.message);
+    if (error instanceof postgres.PostgresError && error.constraint_name === "sessions_end_not_before_start") {
+      throw new SessionEndsBeforeStartError(error.message);
+    }
     throw error;
   }
 }
@@ -169,7 +177,8 @@ export async function foreignSessionIds(sql: Sql, orgId: string, ids: string[]):
 }
 
 /**
- * Ends a session of `orgId` (the first end time is kept) and records the outcome
+ * Ends a session of `orgId` now, or at its start when that lies ahead within the
+ * allowed clock skew (the first end time is kept), and records the outcome
  * when one is given. Undefined when the organisation has no such session.
  */
 export async function endSession(
@@ -180,7 +189,7 @@ export async function endSession(
 ): Promise<{ ended_at: Date } | undefined> {
   const [row] = await sql<{ ended_at: Date }[]>`
     UPDATE sessions SET
-      ended_at = coalesce(ended_at, now()),
+      ended_at = coalesce(ended_at, greatest(now(), started_at)),
       outcome_type = coalesce(${outcome?.type ?? null}, outcome_type),
       outcome_value_amount = CASE WHEN ${outcome?.type ?? null}::text IS NULL THEN outcome_value_amount ELSE ${outcome?.value_amount ?? null}::bigint END,
       outcome_currency = CASE WHEN ${outcome?.type ?? null}::text IS NULL THEN outcome_currency ELSE ${outcome?.currency ?? null} END
