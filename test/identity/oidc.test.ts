@@ -77,10 +77,35 @@ describe("OAuth / OpenID Connect sign-in", () => {
     // Users are found by e-mail (and operator admins allowlisted by it): silence is not a guarantee.
     ["an e-mail the provider does not say it verified", { claims: { email_verified: null } }],
     ["no e-mail", { claims: { email: null } }],
+    ["no subject", { claims: { sub: null } }],
   ])("refuses an ID token with %s", async (_, options) => {
     const res = await signInWith(options);
     expect(res.status).toBe(401);
     expect(res.body.code).toBe("unauthorized");
+  });
+
+  test("later sign-ins follow the provider's account (its subject), not the e-mail it now sends", async () => {
+    const sub = crypto.randomUUID();
+    const email = uniqueEmail("first");
+    const first = await signInWith({ claims: { sub, email } });
+    expect(first.status).toBe(200);
+    const renamed = await signInWith({ claims: { sub, email: uniqueEmail("renamed") } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.user).toEqual(first.body.user);
+    expect(renamed.body.user.email).toBe(email);
+  });
+
+  test("an e-mail already linked to one account at the provider cannot be claimed by another account", async () => {
+    const email = uniqueEmail("taken");
+    const ownerSub = crypto.randomUUID();
+    const owner = await signInWith({ claims: { sub: ownerSub, email } });
+    expect(owner.status).toBe(200);
+    const other = await signInWith({ claims: { sub: crypto.randomUUID(), email } });
+    expect(other.status).toBe(401);
+    expect(other.body.detail).toContain("another account at this provider");
+    const again = await signInWith({ claims: { sub: ownerSub, email } });
+    expect(again.status).toBe(200);
+    expect(again.body.user).toEqual(owner.body.user);
   });
 
   test("a code redeemed with another PKCE verifier is refused by the provider", async () => {

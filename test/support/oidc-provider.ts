@@ -61,7 +61,8 @@ export async function startOidcProvider(client: { id: string; secret: string }) 
       return Response.json({ error: "invalid_grant" }, { status: 400 });
     }
     const claims: JWTPayload = {
-      sub: "user-123",
+      // A new account at the provider on every sign-in, unless the test names one.
+      sub: crypto.randomUUID(),
       email: "oidc-user@people.test",
       email_verified: true,
       nonce: pending.nonce,

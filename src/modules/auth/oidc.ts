@@ -4,7 +4,7 @@ import type { Sql } from "../../db/client.ts";
 import { ProblemError, problems } from "../../http/problem.ts";
 import { sha256 } from "../keys/key-format.ts";
 import { createSession, type IssuedSession } from "./sessions.ts";
-import { findOrCreateUser, type User } from "./users.ts";
+import { userForOidcAccount, type User } from "./users.ts";
 
 const loginLifetimeMinutes = 10;
 const httpTimeoutMs = 10_000;
@@ -139,8 +139,17 @@ export class OidcSignIn {
     if (!email || !verified) {
       throw problems.unauthorized("the provider did not vouch for a verified e-mail address");
     }
+    if (typeof claims.sub !== "string" || claims.sub === "") {
+      throw problems.unauthorized("the ID token names no subject");
+    }
+    const account = { issuer: provider.issuer, subject: claims.sub, verifiedEmail: email };
     return sql.begin(async (tx) => {
-      const user = await findOrCreateUser(tx, email);
+      const user = await userForOidcAccount(tx, account);
+      if (!user) {
+        throw problems.unauthorized(
+          "this e-mail address already signs in with another account at this provider; use that account or a sign-in link",
+        );
+      }
       return { user, session: await createSession(tx, user.id, this.config.SESSION_TTL_HOURS) };
     });
   }
