@@ -21,8 +21,6 @@ const ConfigSchema = T.Object({
   MAX_BODY_BYTES: T.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 5 * 1024 * 1024 }),
   /** Seconds to wait for in-flight requests on SIGTERM/SIGINT before closing anyway. */
   SHUTDOWN_GRACE_SECONDS: T.Integer({ minimum: 0, maximum: 300, default: 10 }),
-  /** An export whose client reads nothing for this long is ended, releasing its database connection. */
-  EXPORT_IDLE_TIMEOUT_SECONDS: T.Integer({ minimum: 1, maximum: 3600, default: 30 }),
   /** Cron pattern for compressing old events chunks when the embedded engine is in use (a server runs the policy itself). */
   EVENTS_COMPRESSION_CRON: T.String({ minLength: 1, default: "17 * * * *" }),
   /** Cron pattern for refreshing continuous aggregates when the embedded engine is in use. */

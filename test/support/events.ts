@@ -4,7 +4,8 @@ import { recordSessionFirsts, sessionFirstColumns } from "../../src/modules/read
 
 /** One raw event as the ingest side stores it; omitted fields get plausible defaults. */
 export interface TestEvent {
-  event_time: Date;
+  /** A Date, or an ISO 8601 text for microseconds a Date cannot hold. */
+  event_time: Date | string;
   org_id: string;
   event_type?: string;
   source_role?: string;

@@ -37,12 +37,34 @@ export async function listEvents(sql: Sql, scope: ReadScope, range: Range, limit
   };
 }
 
-/** All events of a range, oldest first, in batches read through a cursor (constant memory). */
-export async function* streamEventBatches(sql: Sql, scope: ReadScope, range: Range, batchSize = 1000) {
+/**
+ * Every event of the range, oldest first, in pages. Each page is its own short
+ * query that continues after the last row of the page before (keyset), so nothing
+ * (no connection, cursor or snapshot) is held while the client reads: a slow reader
+ * never holds up other requests, even on the embedded engine's single connection.
+ * The position is kept as text with microseconds, which a JavaScript Date would
+ * round. Events written during an export appear when they sort after its position.
+ */
+export async function* streamEventBatches(sql: Sql, scope: ReadScope, range: Range, pageSize = 1000) {
   const resolved = await resolve(sql, scope);
-  const cursor = sql<EventRow[]>`
-    SELECT ${eventColumns(sql)} FROM events
-    WHERE ${resolved.events} AND event_time >= ${range.since} AND event_time < ${endOf(range)}
-    ORDER BY event_time, event_id, org_id`.cursor(batchSize);
-  for await (const rows of cursor) yield rows.map(toEventItem);
+  let after: { time: string; eventId: string; orgId: string } | undefined;
+  for (;;) {
+    const rows = await sql<(EventRow & { position: string })[]>`
+      SELECT ${eventColumns(sql)},
+             to_char(event_time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position
+      FROM events
+      WHERE ${resolved.events} AND event_time >= ${range.since} AND event_time < ${endOf(range)}
+        ${
+          after
+            ? sql`AND event_time >= ${after.time}::timestamptz
+                  AND (event_time, event_id, org_id) > (${after.time}::timestamptz, ${after.eventId}::uuid, ${after.orgId}::uuid)`
+            : sql``
+        }
+      ORDER BY event_time, event_id, org_id
+      LIMIT ${pageSize}`;
+    if (rows.length > 0) yield rows.map(({ position: _position, ...row }) => toEventItem(row));
+    const last = rows.at(-1);
+    if (!last || rows.length < pageSize) return;
+    after = { time: last.position, eventId: last.event_id, orgId: last.platform_id };
+  }
 }

@@ -58,41 +58,28 @@ function encodeRow(format: ExportFormat, item: EventItem): string {
 }
 
 /**
- * Streams every event of the range, oldest first, without paging: rows come from
- * a database cursor and are written as the client reads (pull-based), so memory
- * stays constant whatever the range holds. The first batch is read before the
- * response is made, so a query that fails (a value PostgreSQL refuses, a database
- * error) is answered with a problem instead of a 200 cut off mid-body.
- * A client that reads nothing for `idleTimeoutMs` loses the export: the cursor
- * is closed so its connection (the only one, on the embedded engine) is freed.
+ * Streams every event of the range, oldest first, without paging: pages are read
+ * as the client reads (pull-based), so memory stays constant whatever the range
+ * holds, and nothing in the database is held between pages (see
+ * streamEventBatches). The first page is read before the response is made, so a
+ * query that fails (a value PostgreSQL refuses, a database error) is answered with
+ * a problem instead of a 200 cut off mid-body.
  */
 export async function exportResponse(
   sql: Sql,
   scope: ReadScope,
   range: Range,
   format: ExportFormat,
-  idleTimeoutMs: number,
 ): Promise<Response> {
   const encoder = new TextEncoder();
   const batches = streamEventBatches(sql, scope, range);
   let firstBatch: IteratorResult<EventItem[]> | undefined = await batches.next();
   let headerSent = format !== "csv";
-  // Runs only while the stream waits for the client, never during a database fetch.
-  let idleTimer: ReturnType<typeof setTimeout> | undefined;
-  const awaitClient = (controller: ReadableStreamDefaultController<Uint8Array>) => {
-    idleTimer = setTimeout(() => {
-      controller.error(new Error(`export abandoned: the client read nothing for ${idleTimeoutMs} ms`));
-      void batches.return(undefined);
-    }, idleTimeoutMs);
-  };
   const body = new ReadableStream<Uint8Array>({
-    start: awaitClient,
     async pull(controller) {
-      clearTimeout(idleTimer);
       if (!headerSent) {
         headerSent = true;
         controller.enqueue(encoder.encode(`${csvColumns.join(",")}\r\n`));
-        awaitClient(controller);
         return;
       }
       const next = firstBatch ?? (await batches.next());
@@ -102,10 +89,8 @@ export async function exportResponse(
         return;
       }
       controller.enqueue(encoder.encode(next.value.map((item) => encodeRow(format, item)).join("")));
-      awaitClient(controller);
     },
     async cancel() {
-      clearTimeout(idleTimer);
       await batches.return(undefined);
     },
   });

@@ -119,7 +119,6 @@ export const readsModule = (ctx: AppContext) =>
               scope,
               range,
               exportFormat(query.format, headers.accept),
-              ctx.config.EXPORT_IDLE_TIMEOUT_SECONDS * 1000,
             );
           },
           { apiKey: "telemetry:read", query: OwnerExportQuery, detail: { summary: "Export events", ...exportDetail } },
@@ -191,7 +190,6 @@ export const readsModule = (ctx: AppContext) =>
               resolveReporterScope(principal, query),
               parseRange(query),
               exportFormat(query.format, headers.accept),
-              ctx.config.EXPORT_IDLE_TIMEOUT_SECONDS * 1000,
             ),
           { apiKey: "telemetry:read", query: AgentExportQuery, detail: { summary: "Export events", ...exportDetail } },
         ),
