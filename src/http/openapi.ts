@@ -47,7 +47,9 @@ const integerHeader = (description: string) => ({ description, schema: { type: "
 
 /** src/http/rate-limit.ts: every route but the health checks counts against a limit. */
 const rateLimitedResponse = {
-  ...problemResponse("Rate limit reached (`code` rate_limited; `limit_class` names the limit): retry after Retry-After"),
+  ...problemResponse(
+    "Rate limit reached (`code` rate_limited; `limit_class` names the limit): retry after Retry-After",
+  ),
   headers: {
     "Retry-After": integerHeader("seconds until the next request is allowed"),
     "RateLimit-Limit": integerHeader("requests the caller's bucket holds when full (twice the per-second rate)"),

@@ -4,7 +4,7 @@ import type { Sql } from "../../db/client.ts";
 import { ProblemError, problems } from "../../http/problem.ts";
 import { sha256 } from "../keys/key-format.ts";
 import { createSession, type IssuedSession } from "./sessions.ts";
-import { userForOidcAccount, type User } from "./users.ts";
+import { type User, userForOidcAccount } from "./users.ts";
 
 const loginLifetimeMinutes = 10;
 const httpTimeoutMs = 10_000;

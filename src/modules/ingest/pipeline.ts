@@ -9,9 +9,9 @@ import type { PrivacyLevel } from "./model.ts";
 import {
   type EventRow,
   ForeignSessionError,
-  SessionEndsBeforeStartError,
   foreignSessionIds,
   type ImplicitSession,
+  SessionEndsBeforeStartError,
   sessionPrivacyLevels,
   writeIngest,
 } from "./service.ts";

@@ -114,12 +114,7 @@ export const readsModule = (ctx: AppContext) =>
           async ({ principal, query, headers }) => {
             const range = parseRange(query);
             const scope = await resolveOwnerScope(ctx.sql, principal, query);
-            return exportResponse(
-              ctx.sql,
-              scope,
-              range,
-              exportFormat(query.format, headers.accept),
-            );
+            return exportResponse(ctx.sql, scope, range, exportFormat(query.format, headers.accept));
           },
           { apiKey: "telemetry:read", query: OwnerExportQuery, detail: { summary: "Export events", ...exportDetail } },
         ),
