@@ -46,16 +46,16 @@ const problemResponse = (description: string) => ({
 const integerHeader = (description: string) => ({ description, schema: { type: "integer", minimum: 0 } });
 
 /** src/http/rate-limit.ts: every route but the health checks counts against a limit. */
+const rateLimitHeaders = {
+  "RateLimit-Limit": integerHeader("requests the caller's bucket holds when full (twice the per-second rate)"),
+  "RateLimit-Remaining": integerHeader("requests left in the bucket"),
+  "RateLimit-Reset": integerHeader("seconds until the bucket is full again"),
+};
 const rateLimitedResponse = {
   ...problemResponse(
     "Rate limit reached (`code` rate_limited; `limit_class` names the limit): retry after Retry-After",
   ),
-  headers: {
-    "Retry-After": integerHeader("seconds until the next request is allowed"),
-    "RateLimit-Limit": integerHeader("requests the caller's bucket holds when full (twice the per-second rate)"),
-    "RateLimit-Remaining": integerHeader("requests left in the bucket"),
-    "RateLimit-Reset": integerHeader("seconds until the bucket is full again"),
-  },
+  headers: { "Retry-After": integerHeader("seconds until the next request is allowed"), ...rateLimitHeaders },
 };
 
 /** Every operation can fail with a problem document; say so once, for all of them. */
@@ -65,7 +65,12 @@ export function addProblemResponses(document: OpenApiDocument): void {
   for (const operations of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(operations)) {
       operation.responses ??= {};
-      if (!operation.tags?.includes("Health")) operation.responses["429"] ??= rateLimitedResponse;
+      if (!operation.tags?.includes("Health")) {
+        for (const [status, response] of Object.entries(operation.responses)) {
+          if (status.startsWith("2")) (response as { headers?: object }).headers ??= rateLimitHeaders;
+        }
+        operation.responses["429"] ??= rateLimitedResponse;
+      }
       operation.responses["4XX"] ??= problemResponse("Client error: see `code` (and `errors` for 422)");
       operation.responses["5XX"] ??= problemResponse("Server or database unavailable");
     }

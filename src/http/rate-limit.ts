@@ -1,7 +1,8 @@
+import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Config } from "../config.ts";
 import type { AppContext } from "../context.ts";
-import { problems } from "./problem.ts";
+import { ProblemError, problems } from "./problem.ts";
 
 /**
  * What a request is limited as. Authenticated requests are counted per credential
@@ -44,8 +45,12 @@ export interface RateLimitDecision {
   retryAfterSeconds: number;
 }
 
-/** Past this many buckets, full ones are dropped: they carry no state a new bucket would not. */
+/**
+ * Past this many buckets, full ones are dropped (they carry no state a new bucket
+ * would not), at most once a second so that many busy callers cost no scan each.
+ */
 const sweepAbove = 50_000;
+const sweepIntervalMs = 1000;
 
 /**
  * Token buckets in this process's memory: each (class, caller) pair holds up to
@@ -55,6 +60,7 @@ const sweepAbove = 50_000;
  */
 export class RateLimiter {
   readonly #buckets = new Map<string, Bucket>();
+  #sweptAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly perSecond: Readonly<Record<RateLimitClass, number>>,
@@ -92,13 +98,14 @@ export class RateLimiter {
   }
 
   #newBucket(key: string, capacity: number, now: number): Bucket {
-    if (this.#buckets.size >= sweepAbove) this.#sweep(now);
+    if (this.#buckets.size >= sweepAbove && now - this.#sweptAt >= sweepIntervalMs) this.#sweep(now);
     const bucket = { tokens: capacity, at: now };
     this.#buckets.set(key, bucket);
     return bucket;
   }
 
   #sweep(now: number): void {
+    this.#sweptAt = now;
     for (const [key, bucket] of this.#buckets) {
       const rate = this.perSecond[key.slice(0, key.indexOf(":")) as RateLimitClass];
       if (bucket.tokens + ((now - bucket.at) / 1000) * rate >= rate * burstSeconds) this.#buckets.delete(key);
@@ -142,16 +149,46 @@ export function admitRequest(
   );
 }
 
+/** What tells one client from another: the request and the server it came through. */
+export interface RequestClient {
+  server: Server<unknown> | null;
+  request: Request;
+}
+
+/** The client's address: the TCP peer (behind a proxy, the proxy). "unknown" without a server (app.handle). */
+export function clientAddress({ server, request }: RequestClient): string {
+  return server?.requestIP(request)?.address ?? "unknown";
+}
+
+/**
+ * Runs an authentication and counts its failure (401) against the client address,
+ * like a request without a credential: each guess at a key or session token costs
+ * a database lookup, so guessing is limited too (429 once the bucket is empty).
+ */
+export async function authenticateCountingFailures<T>(
+  limiter: RateLimiter,
+  client: RequestClient,
+  authenticate: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await authenticate();
+  } catch (error) {
+    if (error instanceof ProblemError && error.status === 401) {
+      admitRequest(limiter, "public", clientAddress(client), {});
+    }
+    throw error;
+  }
+}
+
 /**
  * `limitByAddress: true` on a route that takes no credential counts it against the
- * client's address (the TCP peer: behind a proxy, the proxy's address).
+ * client's address.
  */
 export const addressRateLimit = (ctx: Pick<AppContext, "rateLimiter">) =>
   new Elysia({ name: "rate-limit.address" }).macro({
     limitByAddress: (_on: true) => ({
       resolve({ request, server, set }) {
-        const address = server?.requestIP(request)?.address ?? "unknown";
-        admitRequest(ctx.rateLimiter, "public", address, set.headers);
+        admitRequest(ctx.rateLimiter, "public", clientAddress({ server, request }), set.headers);
         return {};
       },
     }),

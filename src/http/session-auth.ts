@@ -4,8 +4,9 @@ import type { AuditActor } from "../modules/audit/service.ts";
 import { operatorAdminEmails } from "../modules/auth/operator-admins.ts";
 import { authenticateSession, type SessionUser } from "../modules/auth/sessions.ts";
 import type { Principal } from "../modules/keys/authenticator.ts";
+import { authenticateKey } from "./auth.ts";
 import { problems } from "./problem.ts";
-import { admitRequest } from "./rate-limit.ts";
+import { admitRequest, authenticateCountingFailures, type RequestClient } from "./rate-limit.ts";
 
 export const sessionCookieName = "svc_session";
 
@@ -51,15 +52,19 @@ export function auditActorOf(caller: Caller): AuditActor {
  */
 export const sessionAuth = (ctx: AppContext) => {
   const admins = operatorAdminEmails(ctx.config.OPERATOR_ADMIN_EMAILS);
+  // A failure counts against the client's address (rate-limit.ts).
+  const authenticateUser = (client: RequestClient, token: string | undefined) =>
+    authenticateCountingFailures(ctx.rateLimiter, client, () => authenticateSession(ctx.sql, token, admins));
   return new Elysia({ name: "auth.session" }).macro({
     session: (required: true | "operator_admin") => ({
-      async resolve({ headers, set }) {
+      async resolve({ headers, set, request, server }) {
+        const client = { server, request };
         const token = presentedSessionToken(headers);
         if (!token && headers["x-api-key"]) {
-          await ctx.keys.authenticate(headers["x-api-key"]);
+          await authenticateKey(ctx, client, headers["x-api-key"]);
           throw problems.forbidden("session_required", "this endpoint needs a signed-in user session, not an API key");
         }
-        const user = await authenticateSession(ctx.sql, token, admins);
+        const user = await authenticateUser(client, token);
         if (required === "operator_admin" && !user.isOperatorAdmin) {
           throw problems.forbidden("operator_admin_required", "this endpoint is for operator admins");
         }
@@ -68,17 +73,24 @@ export const sessionAuth = (ctx: AppContext) => {
       },
     }),
     caller: (_accepted: true) => ({
-      async resolve({ headers, set }) {
+      async resolve({ headers, set, request, server }) {
+        const client = { server, request };
         let caller: Caller;
         if (headers["x-api-key"]) {
-          caller = { kind: "key", principal: await ctx.keys.authenticate(headers["x-api-key"]) };
+          caller = {
+            kind: "key",
+            principal: await authenticateKey(ctx, client, headers["x-api-key"]),
+          };
         } else {
           const token = presentedSessionToken(headers);
           if (!token)
             throw problems.unauthorized(
               "send an API key in X-API-Key, or a user session (Authorization: Bearer or cookie)",
             );
-          caller = { kind: "session", user: await authenticateSession(ctx.sql, token, admins) };
+          caller = {
+            kind: "session",
+            user: await authenticateUser(client, token),
+          };
         }
         const id = caller.kind === "key" ? caller.principal.keyId : `user:${caller.user.userId}`;
         admitRequest(ctx.rateLimiter, "control", id, set.headers);

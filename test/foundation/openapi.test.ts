@@ -16,6 +16,8 @@ test("the OpenAPI document is generated from the models and served with its UI",
       expect({ path, method, problem }).toEqual({ path, method, problem: { $ref: "#/components/schemas/Problem" } });
       // Every route but the health checks is rate limited, and says how to back off.
       const retryAfter = operation.responses?.["429"]?.headers?.["Retry-After"];
+      const success = Object.entries(operation.responses ?? {}).find(([status]) => status.startsWith("2"))?.[1] as any;
+      if (success && retryAfter) expect(success.headers?.["RateLimit-Remaining"]).toBeDefined();
       expect({ path, method, limited: retryAfter !== undefined }).toEqual({
         path,
         method,

@@ -113,4 +113,31 @@ describe("rate limits over HTTP", () => {
       await app.stop();
     }
   });
+
+  test("failed authentications count against the client address, so guessing keys or tokens is limited", async () => {
+    const app = createApp({
+      ...(await testRuntime()).ctx,
+      rateLimiter: new RateLimiter({ ingest: 1, read: 1, control: 1, public: 1 }, manualClock().now),
+    });
+    app.listen({ port: 0, hostname: "127.0.0.1" });
+    try {
+      const base = `http://127.0.0.1:${app.server?.port}`;
+      const guess = () =>
+        fetch(`${base}/content-owners/summary`, { headers: { "x-api-key": `svc_pub_${"x".repeat(43)}` } });
+      const statuses = [(await guess()).status, (await guess()).status];
+      const limited = await guess();
+      expect([...statuses, limited.status]).toEqual([401, 401, 429]);
+      expect(await limited.json()).toMatchObject({ code: "rate_limited", limit_class: "public" });
+      const badSession = await fetch(`${base}/api/v1/identity/auth/session`, {
+        headers: { authorization: "Bearer not-a-session" },
+      });
+      expect(badSession.status).toBe(429);
+      // A caller with a valid key is counted against its key, not the address.
+      const owner = await createTestOrg();
+      const summary = await fetch(`${base}/content-owners/summary`, { headers: { "x-api-key": owner.key } });
+      expect(summary.status).toBe(200);
+    } finally {
+      await app.stop();
+    }
+  });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
+import { testRuntime } from "../support/runtime.ts";
 import { ago, batch, validEvents } from "../support/telemetry-events.ts";
 import { sessionCount, storedEvents, storedSession } from "../support/telemetry-store.ts";
 
@@ -274,6 +275,21 @@ describe("POST /sessions/bulk", () => {
     }
     expect(await sessionCount(agent.id)).toBe(0);
     expect(await storedEvents(agent.id)).toEqual([]);
+  });
+
+  test("a new session described with only a past end starts no later than it ends", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const endedAt = ago(600);
+    for (const [path, body] of [
+      ["/sessions/bulk", { ended_at: endedAt, events: [] }],
+      ["/events", { document_type: "session", schema_version: "1.0", ended_at: endedAt, events: [] }],
+    ] as const) {
+      const res = await call("POST", path, { key: agent.key, body });
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
+    }
+    const [row] = await (await testRuntime()).ctx.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM sessions WHERE org_id = ${agent.id} AND started_at = ${endedAt} AND ended_at = ${endedAt}`;
+    expect(row?.n).toBe(2);
   });
 
   test("a later document cannot end a session before the start already stored", async () => {

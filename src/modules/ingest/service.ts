@@ -137,7 +137,11 @@ export async function writeIngest(sql: Sql, plan: WritePlan): Promise<number> {
   }
 }
 
-/** Upserts an explicitly described session: given fields win, absent ones keep what is stored. */
+/**
+ * Upserts an explicitly described session: given fields win, absent ones keep what
+ * is stored; an earlier start moves the start. A new session without a start
+ * starts now, or at its end when that is earlier.
+ */
 function claimHeaderSession(sql: Sql, orgId: string, header: SessionHeader) {
   const outcome = header.outcome;
   return sql`
@@ -148,7 +152,8 @@ function claimHeaderSession(sql: Sql, orgId: string, header: SessionHeader) {
       ${header.id}::uuid, ${orgId}::uuid, coalesce(${header.initiatorType}::text, 'user'), ${header.agentId},
       ${header.manifestRef}, ${header.contentScope}, ${header.externalSessionId}, ${header.parentSessionId}::uuid,
       coalesce(${header.priorSessionIds}::uuid[], '{}'), coalesce(${header.privacyLevel}::text, 'minimal'),
-      coalesce(${iso(header.startedAt)}::timestamptz, now()), ${iso(header.endedAt)}::timestamptz,
+      coalesce(${iso(header.startedAt)}::timestamptz, least(now(), ${iso(header.endedAt)}::timestamptz)),
+      ${iso(header.endedAt)}::timestamptz,
       ${outcome?.type ?? null}, ${outcome?.value_amount ?? null}::bigint, ${outcome?.currency ?? null}
     )
     ON CONFLICT (id) DO UPDATE SET
@@ -160,7 +165,7 @@ function claimHeaderSession(sql: Sql, orgId: string, header: SessionHeader) {
       parent_session_id = coalesce(EXCLUDED.parent_session_id, s.parent_session_id),
       prior_session_ids = coalesce(${header.priorSessionIds}::uuid[], s.prior_session_ids),
       privacy_level = coalesce(${header.privacyLevel}::text, s.privacy_level),
-      started_at = least(s.started_at, EXCLUDED.started_at),
+      started_at = least(s.started_at, ${iso(header.startedAt)}::timestamptz),
       ended_at = coalesce(EXCLUDED.ended_at, s.ended_at),
       outcome_type = coalesce(EXCLUDED.outcome_type, s.outcome_type),
       outcome_value_amount = CASE WHEN EXCLUDED.outcome_type IS NULL THEN s.outcome_value_amount ELSE EXCLUDED.outcome_value_amount END,
