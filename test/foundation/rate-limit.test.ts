@@ -14,6 +14,23 @@ function manualClock() {
   return { now: () => now, advance: (ms: number) => (now += ms) };
 }
 
+/**
+ * Runs `use` against a listening app (so requests have a client address) whose
+ * limits are 1 request per second, with bursts of 2.
+ */
+async function withLimitedServer(use: (base: string) => Promise<void>): Promise<void> {
+  const app = createApp({
+    ...(await testRuntime()).ctx,
+    rateLimiter: new RateLimiter({ ingest: 1, read: 1, control: 1, public: 1 }, manualClock().now),
+  });
+  app.listen({ port: 0, hostname: "127.0.0.1" });
+  try {
+    await use(`http://127.0.0.1:${app.server?.port}`);
+  } finally {
+    await app.stop();
+  }
+}
+
 describe("token buckets", () => {
   test("a caller gets a burst of twice the rate, then the rate; refused requests say when to retry", () => {
     const clock = manualClock();
@@ -94,13 +111,7 @@ describe("rate limits over HTTP", () => {
   });
 
   test("routes without a credential are limited per client address; health checks are not limited", async () => {
-    const app = createApp({
-      ...(await testRuntime()).ctx,
-      rateLimiter: new RateLimiter({ ingest: 1, read: 1, control: 1, public: 1 }, manualClock().now),
-    });
-    app.listen({ port: 0, hostname: "127.0.0.1" });
-    try {
-      const base = `http://127.0.0.1:${app.server?.port}`;
+    await withLimitedServer(async (base) => {
       const statuses = [];
       for (let i = 0; i < 3; i++) statuses.push((await fetch(`${base}/resolve?domain=example.org`)).status);
       expect(statuses).toEqual([200, 200, 429]);
@@ -109,19 +120,11 @@ describe("rate limits over HTTP", () => {
       expect(await refused.json()).toMatchObject({ code: "rate_limited", limit_class: "public" });
       const health = await Promise.all(Array.from({ length: 5 }, () => fetch(`${base}/health`)));
       expect(health.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
-    } finally {
-      await app.stop();
-    }
+    });
   });
 
   test("failed authentications count against the client address, so guessing keys or tokens is limited", async () => {
-    const app = createApp({
-      ...(await testRuntime()).ctx,
-      rateLimiter: new RateLimiter({ ingest: 1, read: 1, control: 1, public: 1 }, manualClock().now),
-    });
-    app.listen({ port: 0, hostname: "127.0.0.1" });
-    try {
-      const base = `http://127.0.0.1:${app.server?.port}`;
+    await withLimitedServer(async (base) => {
       const guess = () =>
         fetch(`${base}/content-owners/summary`, { headers: { "x-api-key": `svc_pub_${"x".repeat(43)}` } });
       const statuses = [(await guess()).status, (await guess()).status];
@@ -136,8 +139,6 @@ describe("rate limits over HTTP", () => {
       const owner = await createTestOrg();
       const summary = await fetch(`${base}/content-owners/summary`, { headers: { "x-api-key": owner.key } });
       expect(summary.status).toBe(200);
-    } finally {
-      await app.stop();
-    }
+    });
   });
 });
