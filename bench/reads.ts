@@ -4,7 +4,8 @@
  * owners' noise) scaled to `--events N`, then times summary, top-20 URLs, events
  * page 1 and timeseries over 1, 30 and 365 days through the HTTP app, beside the
  * plain raw-scan SQL answering the same question, checks both answers are
- * equal, and prints p50s and the ratio.
+ * equal, and prints p50s and the ratio. Then exports the 365 days as NDJSON and
+ * prints its rate and the longest wait for one page.
  *
  *   bun run bench:reads [--events N] [--runs R]
  *
@@ -181,8 +182,37 @@ for (const row of rows) {
     `| ${pad(row.read, 18)} | ${row.days} | ${row.service.toFixed(1)} | ${row.raw.toFixed(1)} | ${(row.raw / row.service).toFixed(1)}x | ${row.equal ? "yes" : "NO"} |`,
   );
 }
+// Export: the whole year as NDJSON, read as fast as the client takes it. The longest
+// wait for one chunk is the longest single page query, i.e. the longest the engine
+// is held at once by this export.
+const year = `since=${new Date(end - 365 * dayMs).toISOString()}&until=${new Date(end).toISOString()}`;
+const exportStarted = performance.now();
+const exportResponse = await app.handle(
+  new Request(`http://bench.local/content-owners/export?${year}`, { headers: { "x-api-key": key } }),
+);
+const reader = (exportResponse.body as ReadableStream<Uint8Array>).getReader();
+let exportedLines = 0;
+let longestWaitMs = 0;
+for (let waitStarted = performance.now(); ; waitStarted = performance.now()) {
+  const chunk = await reader.read();
+  longestWaitMs = Math.max(longestWaitMs, performance.now() - waitStarted);
+  if (chunk.done) break;
+  for (const byte of chunk.value) if (byte === 10) exportedLines++;
+}
+const exportSeconds = (performance.now() - exportStarted) / 1000;
+const [inYear] = await sql<{ n: number }[]>`
+  SELECT count(*)::int AS n FROM events
+  WHERE (content_host = ${bigDomain} OR content_host LIKE ${`%.${bigDomain}`})
+    AND event_time >= ${new Date(end - 365 * dayMs)} AND event_time < ${new Date(end)}`;
+const exportEqual = exportedLines === inYear?.n;
+console.log(
+  `\nexport, 365 days as NDJSON: ${exportedLines} events in ${exportSeconds.toFixed(2)} s ` +
+    `(${Math.round(exportedLines / exportSeconds)} events/s); longest wait for one page ${longestWaitMs.toFixed(1)} ms; ` +
+    `count ${exportEqual ? "equal to" : "DIFFERENT FROM"} the raw count`,
+);
+
 await db.close();
-if (rows.some((row) => !row.equal)) {
+if (rows.some((row) => !row.equal) || !exportEqual) {
   console.error("some answers differ from the raw-scan SQL");
   process.exit(1);
 }

@@ -37,34 +37,63 @@ export async function listEvents(sql: Sql, scope: ReadScope, range: Range, limit
   };
 }
 
+/** A page's last row, as the next page continues after it (time as text: microseconds). */
+interface ExportPosition {
+  time: string;
+  eventId: string;
+  orgId: string;
+}
+
+const firstWindowMs = 3_600_000;
+/** Ingest refuses events more than minutes ahead: an open range ends here, not in 9999. */
+const openRangeLeadMs = 3_600_000;
+
 /**
  * Every event of the range, oldest first, in pages. Each page is its own short
  * query that continues after the last row of the page before (keyset), so nothing
  * (no connection, cursor or snapshot) is held while the client reads: a slow reader
  * never holds up other requests, even on the embedded engine's single connection.
- * The position is kept as text with microseconds, which a JavaScript Date would
- * round. Events written during an export appear when they sort after its position.
+ * Events written during an export appear when they sort after its position.
+ *
+ * Each query also looks only at a window of time after the position, sized from
+ * the page before (twice the span that filled it; doubled while pages come back
+ * short), so that it reads about a page of rows instead of the whole rest of the
+ * range, which the (host, time) index cannot hand over in key order.
  */
 export async function* streamEventBatches(sql: Sql, scope: ReadScope, range: Range, pageSize = 1000) {
   const resolved = await resolve(sql, scope);
-  let after: { time: string; eventId: string; orgId: string } | undefined;
-  for (;;) {
+  const endMs = Math.min(endOf(range).getTime(), Date.now() + openRangeLeadMs);
+  let windowStartMs = range.since.getTime();
+  let windowMs = firstWindowMs;
+  let after: ExportPosition | undefined;
+  while (windowStartMs < endMs) {
+    const windowEnd = new Date(Math.min(windowStartMs + windowMs, endMs));
     const rows = await sql<(EventRow & { position: string })[]>`
       SELECT ${eventColumns(sql)},
              to_char(event_time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position
       FROM events
-      WHERE ${resolved.events} AND event_time >= ${range.since} AND event_time < ${endOf(range)}
+      WHERE ${resolved.events} AND event_time >= ${range.since} AND event_time < ${windowEnd}
         ${
           after
             ? sql`AND event_time >= ${after.time}::timestamptz
                   AND (event_time, event_id, org_id) > (${after.time}::timestamptz, ${after.eventId}::uuid, ${after.orgId}::uuid)`
-            : sql``
+            : sql`AND event_time >= ${new Date(windowStartMs)}`
         }
       ORDER BY event_time, event_id, org_id
       LIMIT ${pageSize}`;
     if (rows.length > 0) yield rows.map(({ position: _position, ...row }) => toEventItem(row));
     const last = rows.at(-1);
-    if (!last || rows.length < pageSize) return;
-    after = { time: last.position, eventId: last.event_id, orgId: last.platform_id };
+    if (last && rows.length === pageSize) {
+      // More may follow in this window: continue after the last row, in a window
+      // twice the span this page took (at least a millisecond, past the last row).
+      const lastMs = last.event_timestamp.getTime();
+      windowMs = Math.max(2 * (lastMs - windowStartMs), 1);
+      windowStartMs = lastMs;
+      after = { time: last.position, eventId: last.event_id, orgId: last.platform_id };
+    } else {
+      windowStartMs = windowEnd.getTime();
+      windowMs *= 2;
+      after = undefined;
+    }
   }
 }
