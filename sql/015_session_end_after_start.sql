@@ -7,8 +7,10 @@
 -- into a 422 naming /ended_at. POST /sessions/end ends a session no earlier than
 -- its start, which may lie a few minutes ahead under the allowed clock skew.
 
--- Rows stored before this rule end at their start rather than before it.
-UPDATE sessions SET ended_at = started_at WHERE ended_at < started_at;
+-- Rows stored before this rule came from a document whose start defaulted to the
+-- time it arrived and whose reported end was earlier: keep the reported end, and
+-- start the session then.
+UPDATE sessions SET started_at = ended_at WHERE ended_at < started_at;
 
 ALTER TABLE sessions
   ADD CONSTRAINT sessions_end_not_before_start CHECK (ended_at IS NULL OR ended_at >= started_at);
