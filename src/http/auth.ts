@@ -6,7 +6,7 @@ import { admitRequest, authenticateCountingFailures, type RateLimitClass, type R
 
 /** Authenticates an API key; a failure counts against the client's address (rate-limit.ts). */
 export const authenticateKey = (ctx: AppContext, client: RequestClient, key: string | undefined) =>
-  authenticateCountingFailures(ctx.rateLimiter, client, () => ctx.keys.authenticate(key));
+  authenticateCountingFailures(ctx.rateLimiter, client, (beforeLookup) => ctx.keys.authenticate(key, beforeLookup));
 
 const limitClassOf = (required: Scope | true): RateLimitClass =>
   required === "telemetry:write" ? "ingest" : required === "telemetry:read" ? "read" : "control";

@@ -11,8 +11,9 @@ import { ProblemError, problems } from "./problem.ts";
  * - read: routes needing telemetry:read
  * - control: the identity control plane and anything else a credential calls
  * - public: sign-in and /resolve, which take no credential
+ * - failed_auth: credentials that fail to authenticate (401), per client address
  */
-export type RateLimitClass = "ingest" | "read" | "control" | "public";
+export type RateLimitClass = "ingest" | "read" | "control" | "public" | "failed_auth";
 
 /**
  * Settings that turn every limit off: for the shared test app and the benchmarks,
@@ -23,6 +24,7 @@ export const rateLimitsOff = {
   RATE_LIMIT_READ_PER_SECOND: "0",
   RATE_LIMIT_CONTROL_PER_SECOND: "0",
   RATE_LIMIT_PUBLIC_PER_SECOND: "0",
+  RATE_LIMIT_FAILED_AUTH_PER_SECOND: "0",
 } as const;
 
 /** A credential may send this many seconds' worth of requests at once before the rate applies. */
@@ -73,11 +75,21 @@ export class RateLimiter {
       read: config.RATE_LIMIT_READ_PER_SECOND,
       control: config.RATE_LIMIT_CONTROL_PER_SECOND,
       public: config.RATE_LIMIT_PUBLIC_PER_SECOND,
+      failed_auth: config.RATE_LIMIT_FAILED_AUTH_PER_SECOND,
     });
   }
 
   /** Takes one request from the caller's bucket; undefined when the class is unlimited. */
   take(kind: RateLimitClass, caller: string): RateLimitDecision | undefined {
+    return this.#decide(kind, caller, true);
+  }
+
+  /** Whether the caller's bucket would allow a request now, taking nothing from it. */
+  peek(kind: RateLimitClass, caller: string): RateLimitDecision | undefined {
+    return this.#decide(kind, caller, false);
+  }
+
+  #decide(kind: RateLimitClass, caller: string, take: boolean): RateLimitDecision | undefined {
     const rate = this.perSecond[kind];
     if (rate <= 0) return undefined;
     const capacity = rate * burstSeconds;
@@ -87,7 +99,7 @@ export class RateLimiter {
     bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * rate);
     bucket.at = now;
     const allowed = bucket.tokens >= 1;
-    if (allowed) bucket.tokens -= 1;
+    if (allowed && take) bucket.tokens -= 1;
     return {
       allowed,
       limit: capacity,
@@ -118,6 +130,15 @@ const callerNames: Record<RateLimitClass, string> = {
   read: "this API key",
   control: "this credential",
   public: "this client address",
+  failed_auth: "this client address",
+};
+
+const kindNames: Record<RateLimitClass, string> = {
+  ingest: "ingest requests",
+  read: "read requests",
+  control: "control-plane requests",
+  public: "requests without a credential",
+  failed_auth: "credentials that failed to authenticate",
 };
 
 /**
@@ -132,19 +153,21 @@ export function admitRequest(
 ): void {
   const decision = limiter.take(kind, caller);
   if (!decision) return;
-  const rateLimitHeaders = {
-    "ratelimit-limit": String(decision.limit),
-    "ratelimit-remaining": String(decision.remaining),
-    "ratelimit-reset": String(decision.resetSeconds),
-  };
-  if (decision.allowed) {
-    Object.assign(headers, rateLimitHeaders);
-    return;
-  }
-  throw problems.tooManyRequests(
+  if (!decision.allowed) throw rateLimited(limiter, kind, decision);
+  Object.assign(headers, rateLimitHeaders(decision));
+}
+
+const rateLimitHeaders = (decision: RateLimitDecision) => ({
+  "ratelimit-limit": String(decision.limit),
+  "ratelimit-remaining": String(decision.remaining),
+  "ratelimit-reset": String(decision.resetSeconds),
+});
+
+function rateLimited(limiter: RateLimiter, kind: RateLimitClass, decision: RateLimitDecision) {
+  return problems.tooManyRequests(
     "rate_limited",
-    `${callerNames[kind]} sent more than ${limiter.perSecond[kind]} ${kind} requests per second (bursts up to ${decision.limit}); retry after ${decision.retryAfterSeconds} s`,
-    { ...rateLimitHeaders, "retry-after": String(decision.retryAfterSeconds) },
+    `${callerNames[kind]} sent more than ${limiter.perSecond[kind]} ${kindNames[kind]} per second (bursts up to ${decision.limit}); retry after ${decision.retryAfterSeconds} s`,
+    { ...rateLimitHeaders(decision), "retry-after": String(decision.retryAfterSeconds) },
     { limit_class: kind, retry_after_seconds: decision.retryAfterSeconds },
   );
 }
@@ -161,21 +184,26 @@ export function clientAddress({ server, request }: RequestClient): string {
 }
 
 /**
- * Runs an authentication and counts its failure (401) against the client address,
- * like a request without a credential: each guess at a key or session token costs
- * a database lookup, so guessing is limited too (429 once the bucket is empty).
+ * Runs an authentication under the client address's failed_auth bucket. Each
+ * failure (401) takes from it. While it is empty, `beforeLookup` refuses with 429
+ * before the credential is looked up in the database, so guessing keys or session
+ * tokens costs the database nothing past the limit. A credential served from
+ * memory (a cached key) never calls `beforeLookup`, and so is not held up.
  */
 export async function authenticateCountingFailures<T>(
   limiter: RateLimiter,
   client: RequestClient,
-  authenticate: () => Promise<T>,
+  authenticate: (beforeLookup: () => void) => Promise<T>,
 ): Promise<T> {
+  const address = clientAddress(client);
+  const beforeLookup = () => {
+    const decision = limiter.peek("failed_auth", address);
+    if (decision && !decision.allowed) throw rateLimited(limiter, "failed_auth", decision);
+  };
   try {
-    return await authenticate();
+    return await authenticate(beforeLookup);
   } catch (error) {
-    if (error instanceof ProblemError && error.status === 401) {
-      admitRequest(limiter, "public", clientAddress(client), {});
-    }
+    if (error instanceof ProblemError && error.status === 401) admitRequest(limiter, "failed_auth", address, {});
     throw error;
   }
 }

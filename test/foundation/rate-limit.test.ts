@@ -8,6 +8,9 @@ import { testRuntime } from "../support/runtime.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
 import { storedEvents } from "../support/telemetry-store.ts";
 
+/** Every kind of route at 1 request per second, with bursts of 2. */
+const onePerSecond = { ingest: 1, read: 1, control: 1, public: 1, failed_auth: 1 };
+
 /** A clock the test moves by hand, in milliseconds. */
 function manualClock() {
   let now = 0;
@@ -21,7 +24,7 @@ function manualClock() {
 async function withLimitedServer(use: (base: string) => Promise<void>): Promise<void> {
   const app = createApp({
     ...(await testRuntime()).ctx,
-    rateLimiter: new RateLimiter({ ingest: 1, read: 1, control: 1, public: 1 }, manualClock().now),
+    rateLimiter: new RateLimiter(onePerSecond, manualClock().now),
   });
   app.listen({ port: 0, hostname: "127.0.0.1" });
   try {
@@ -34,7 +37,7 @@ async function withLimitedServer(use: (base: string) => Promise<void>): Promise<
 describe("token buckets", () => {
   test("a caller gets a burst of twice the rate, then the rate; refused requests say when to retry", () => {
     const clock = manualClock();
-    const limiter = new RateLimiter({ ingest: 5, read: 1, control: 1, public: 1 }, clock.now);
+    const limiter = new RateLimiter({ ...onePerSecond, ingest: 5 }, clock.now);
     const taken = Array.from({ length: 10 }, () => limiter.take("ingest", "k")?.allowed);
     expect(taken).toEqual(Array(10).fill(true));
     expect(limiter.take("ingest", "k")).toEqual({
@@ -52,7 +55,7 @@ describe("token buckets", () => {
   });
 
   test("callers and kinds of route have separate buckets; a rate of 0 is no limit", () => {
-    const limiter = new RateLimiter({ ingest: 1, read: 1, control: 0, public: 1 }, manualClock().now);
+    const limiter = new RateLimiter({ ...onePerSecond, control: 0 }, manualClock().now);
     for (let i = 0; i < 2; i++) limiter.take("read", "a");
     expect(limiter.take("read", "a")?.allowed).toBe(false);
     expect(limiter.take("read", "b")?.allowed).toBe(true);
@@ -65,7 +68,7 @@ describe("rate limits over HTTP", () => {
   // An app on the shared database whose limits are 1 request per second (bursts of 2).
   const clock = manualClock();
   const limitedApp = testRuntime().then(({ ctx }) =>
-    createApp({ ...ctx, rateLimiter: new RateLimiter({ ingest: 1, read: 1, control: 1, public: 1 }, clock.now) }),
+    createApp({ ...ctx, rateLimiter: new RateLimiter(onePerSecond, clock.now) }),
   );
   const send = async (method: string, path: string, options: Parameters<typeof callApp>[3] = {}) =>
     callApp(await limitedApp, method, path, options);
@@ -123,22 +126,26 @@ describe("rate limits over HTTP", () => {
     });
   });
 
-  test("failed authentications count against the client address, so guessing keys or tokens is limited", async () => {
+  test("failed authentications are limited per client address, before the database is asked", async () => {
+    const owner = await createTestOrg();
     await withLimitedServer(async (base) => {
-      const guess = () =>
-        fetch(`${base}/content-owners/summary`, { headers: { "x-api-key": `svc_pub_${"x".repeat(43)}` } });
+      const summaryWith = (key: string) => fetch(`${base}/content-owners/summary`, { headers: { "x-api-key": key } });
+      // A key this process has already authenticated is served from memory.
+      expect((await summaryWith(owner.key)).status).toBe(200);
+      const guess = () => summaryWith(`svc_pub_${"x".repeat(43)}`);
       const statuses = [(await guess()).status, (await guess()).status];
       const limited = await guess();
       expect([...statuses, limited.status]).toEqual([401, 401, 429]);
-      expect(await limited.json()).toMatchObject({ code: "rate_limited", limit_class: "public" });
+      expect(await limited.json()).toMatchObject({ code: "rate_limited", limit_class: "failed_auth" });
       const badSession = await fetch(`${base}/api/v1/identity/auth/session`, {
         headers: { authorization: "Bearer not-a-session" },
       });
       expect(badSession.status).toBe(429);
-      // A caller with a valid key is counted against its key, not the address.
-      const owner = await createTestOrg();
-      const summary = await fetch(`${base}/content-owners/summary`, { headers: { "x-api-key": owner.key } });
-      expect(summary.status).toBe(200);
+      // Past the limit, a key that would need a database lookup waits too; a cached
+      // key does not, and requests without a credential have a bucket of their own.
+      expect((await summaryWith(await owner.keyWith(null))).status).toBe(429);
+      expect((await summaryWith(owner.key)).status).toBe(200);
+      expect((await fetch(`${base}/resolve?domain=example.org`)).status).toBe(200);
     });
   });
 });

@@ -42,13 +42,15 @@ export class KeyAuthenticator {
     private readonly ttlSeconds: number,
   ) {}
 
-  async authenticate(raw: string | undefined | null): Promise<Principal> {
+  /** `beforeLookup` runs when the key must be looked up in the database (not in memory); it may throw. */
+  async authenticate(raw: string | undefined | null, beforeLookup: () => void = () => {}): Promise<Principal> {
     if (!raw) throw problems.unauthorized("missing API key: send it in the X-API-Key header");
     const parsed = parseKey(raw);
     if (!parsed) throw problems.unauthorized("unrecognised API key");
     const cacheKey = Buffer.from(parsed.hash).toString("hex");
     const cached = this.#cache.get(cacheKey);
     if (cached && cached.expires > Date.now()) return cached.principal;
+    beforeLookup();
 
     const [row] = await this.sql<KeyRow[]>`
       SELECT k.id, k.org_id, o.org_type, k.secret_hash, k.scopes, k.revoked_at,
