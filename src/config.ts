@@ -53,8 +53,8 @@ const ConfigSchema = T.Object({
   RATE_LIMIT_READ_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 20 }),
   RATE_LIMIT_CONTROL_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 10 }),
   RATE_LIMIT_PUBLIC_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 5 }),
-  /** Failed authentications (401) per second per client address; past it, lookups are refused before the database. */
-  RATE_LIMIT_FAILED_AUTH_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 5 }),
+  /** Failed credential lookups (401) per second per client address; past it, lookups are refused before the database. */
+  RATE_LIMIT_FAILED_AUTH_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 10 }),
   /** Cron pattern for deleting expired sign-in links, OAuth states and ended sessions. */
   SIGN_IN_PURGE_CRON: T.String({ minLength: 1, default: "17 * * * *" }),
 });

@@ -81,15 +81,6 @@ export class RateLimiter {
 
   /** Takes one request from the caller's bucket; undefined when the class is unlimited. */
   take(kind: RateLimitClass, caller: string): RateLimitDecision | undefined {
-    return this.#decide(kind, caller, true);
-  }
-
-  /** Whether the caller's bucket would allow a request now, taking nothing from it. */
-  peek(kind: RateLimitClass, caller: string): RateLimitDecision | undefined {
-    return this.#decide(kind, caller, false);
-  }
-
-  #decide(kind: RateLimitClass, caller: string, take: boolean): RateLimitDecision | undefined {
     const rate = this.perSecond[kind];
     if (rate <= 0) return undefined;
     const capacity = rate * burstSeconds;
@@ -99,7 +90,7 @@ export class RateLimiter {
     bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * rate);
     bucket.at = now;
     const allowed = bucket.tokens >= 1;
-    if (allowed && take) bucket.tokens -= 1;
+    if (allowed) bucket.tokens -= 1;
     return {
       allowed,
       limit: capacity,
@@ -107,6 +98,12 @@ export class RateLimiter {
       resetSeconds: Math.ceil((capacity - bucket.tokens) / rate),
       retryAfterSeconds: allowed ? 0 : Math.ceil((1 - bucket.tokens) / rate),
     };
+  }
+
+  /** Returns a request taken by `take` that turned out not to count. */
+  giveBack(kind: RateLimitClass, caller: string): void {
+    const bucket = this.#buckets.get(`${kind}:${caller}`);
+    if (bucket) bucket.tokens = Math.min(this.perSecond[kind] * burstSeconds, bucket.tokens + 1);
   }
 
   #newBucket(key: string, capacity: number, now: number): Bucket {
@@ -184,11 +181,12 @@ export function clientAddress({ server, request }: RequestClient): string {
 }
 
 /**
- * Runs an authentication under the client address's failed_auth bucket. Each
- * failure (401) takes from it. While it is empty, `beforeLookup` refuses with 429
- * before the credential is looked up in the database, so guessing keys or session
- * tokens costs the database nothing past the limit. A credential served from
- * memory (a cached key) never calls `beforeLookup`, and so is not held up.
+ * Runs an authentication under the client address's failed_auth bucket, because
+ * each guess at a key or session token costs a database lookup. A lookup takes a
+ * token before it is made (429 when there is none, so parallel guesses are held
+ * too) and gives it back unless the credential turns out wrong (401). A credential
+ * served from memory (a cached key), or one malformed or missing, looks nothing up
+ * and neither needs nor takes a token.
  */
 export async function authenticateCountingFailures<T>(
   limiter: RateLimiter,
@@ -196,14 +194,19 @@ export async function authenticateCountingFailures<T>(
   authenticate: (beforeLookup: () => void) => Promise<T>,
 ): Promise<T> {
   const address = clientAddress(client);
+  let charged = false;
   const beforeLookup = () => {
-    const decision = limiter.peek("failed_auth", address);
+    const decision = limiter.take("failed_auth", address);
     if (decision && !decision.allowed) throw rateLimited(limiter, "failed_auth", decision);
+    charged = decision !== undefined;
   };
   try {
-    return await authenticate(beforeLookup);
+    const result = await authenticate(beforeLookup);
+    if (charged) limiter.giveBack("failed_auth", address);
+    return result;
   } catch (error) {
-    if (error instanceof ProblemError && error.status === 401) admitRequest(limiter, "failed_auth", address, {});
+    const wrongCredential = error instanceof ProblemError && error.status === 401;
+    if (charged && !wrongCredential) limiter.giveBack("failed_auth", address);
     throw error;
   }
 }

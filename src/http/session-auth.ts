@@ -54,10 +54,9 @@ export const sessionAuth = (ctx: AppContext) => {
   const admins = operatorAdminEmails(ctx.config.OPERATOR_ADMIN_EMAILS);
   // A failure counts against the client's address (rate-limit.ts).
   const authenticateUser = (client: RequestClient, token: string | undefined) =>
-    authenticateCountingFailures(ctx.rateLimiter, client, (beforeLookup) => {
-      beforeLookup();
-      return authenticateSession(ctx.sql, token, admins);
-    });
+    authenticateCountingFailures(ctx.rateLimiter, client, (beforeLookup) =>
+      authenticateSession(ctx.sql, token, admins, beforeLookup),
+    );
   return new Elysia({ name: "auth.session" }).macro({
     session: (required: true | "operator_admin") => ({
       async resolve({ headers, set, request, server }) {

@@ -32,10 +32,13 @@ export async function authenticateSession(
   sql: Queryable,
   raw: string | undefined,
   operatorAdmins: ReadonlySet<string>,
+  /** Runs just before a well-formed token is looked up in the database; it may throw. */
+  beforeLookup: () => void = () => {},
 ): Promise<SessionUser> {
   if (!raw)
     throw problems.unauthorized("sign in first: send the session as Authorization: Bearer or the session cookie");
   const hash = hashPresentedSecret(raw, sessionTokenPrefix);
+  if (hash) beforeLookup();
   const [row] = hash
     ? await sql<{ id: string; user_id: string; email: string; expires_at: Date }[]>`
         SELECT s.id, s.user_id, u.email, s.expires_at
