@@ -159,6 +159,29 @@ describe("export", () => {
     expect(exported).toHaveLength(60);
   });
 
+  test("an open range reaches every stored event, even ones dated beyond the clock", async () => {
+    const { ctx } = await testRuntime();
+    const owner = await createTestOrg();
+    const reporter = await createTestOrg({ type: "platform" });
+    const now = Date.now();
+    // Ingest refuses such times; other writers (a clock jump, a restore) may not.
+    const times = [now - 1_800_000, now + 7_200_000, Date.UTC(2100, 0, 1)];
+    await insertEvents(
+      ctx.sql,
+      times.map((t, i) => ({
+        event_time: new Date(t),
+        org_id: reporter.id,
+        content_url: `https://${owner.domain}/f${i}`,
+      })),
+    );
+    const scope = { view: "owner" as const, orgId: owner.id, domains: [owner.domain as string] };
+    const exported: string[] = [];
+    for await (const page of streamEventBatches(ctx.sql, scope, { since: new Date(now - 3_600_000), until: null })) {
+      exported.push(...page.map((e) => e.content_url ?? ""));
+    }
+    expect(exported).toEqual(times.map((_, i) => `https://${owner.domain}/f${i}`));
+  });
+
   test("export needs the same access as other reads", async () => {
     const owner = await createTestOrg();
     const platform = await createTestOrg({ type: "platform" });

@@ -45,8 +45,12 @@ interface ExportPosition {
 }
 
 const firstWindowMs = 3_600_000;
-/** Ingest refuses events more than minutes ahead: an open range ends here, not in 9999. */
-const openRangeLeadMs = 3_600_000;
+/**
+ * Ingest refuses events more than minutes ahead, so past this lead over the clock
+ * the windows stop growing step by step: one last window reaches the range's end
+ * (an open range ends in 9999), which costs one cheap query.
+ */
+const aheadOfNowMs = 3_600_000;
 
 /**
  * Every event of the range, oldest first, in pages. Each page is its own short
@@ -62,12 +66,13 @@ const openRangeLeadMs = 3_600_000;
  */
 export async function* streamEventBatches(sql: Sql, scope: ReadScope, range: Range, pageSize = 1000) {
   const resolved = await resolve(sql, scope);
-  const endMs = Math.min(endOf(range).getTime(), Date.now() + openRangeLeadMs);
+  const endMs = endOf(range).getTime();
   let windowStartMs = range.since.getTime();
   let windowMs = firstWindowMs;
   let after: ExportPosition | undefined;
   while (windowStartMs < endMs) {
-    const windowEnd = new Date(Math.min(windowStartMs + windowMs, endMs));
+    const stepEndMs = windowStartMs + windowMs;
+    const windowEnd = new Date(stepEndMs >= Math.min(endMs, Date.now() + aheadOfNowMs) ? endMs : stepEndMs);
     const rows = await sql<(EventRow & { position: string })[]>`
       SELECT ${eventColumns(sql)},
              to_char(event_time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position
