@@ -108,6 +108,25 @@ describe("OAuth / OpenID Connect sign-in", () => {
     expect(again.body.user).toEqual(owner.body.user);
   });
 
+  test("a user can unlink their provider account, so a re-created account with the same e-mail can sign in", async () => {
+    const email = uniqueEmail("recreated");
+    const first = await signInWith({ claims: { sub: crypto.randomUUID(), email } });
+    expect(first.status).toBe(200);
+    const recreatedSub = crypto.randomUUID();
+    expect((await signInWith({ claims: { sub: recreatedSub, email } })).status).toBe(401);
+
+    // The user signs in another way (a link to the same address) and unlinks.
+    const session = first.body.session_token;
+    const unlink = () => callIdentity("DELETE", `${base}/oidc/local/link`, { app, session });
+    expect((await unlink()).status).toBe(204);
+    expect((await unlink()).body).toMatchObject({ status: 404, code: "oidc_link_not_found" });
+    expect((await callIdentity("DELETE", `${base}/oidc/local/link`, { app })).status).toBe(401);
+
+    const recreated = await signInWith({ claims: { sub: recreatedSub, email } });
+    expect(recreated.status).toBe(200);
+    expect(recreated.body.user).toEqual(first.body.user);
+  });
+
   test("a code redeemed with another PKCE verifier is refused by the provider", async () => {
     const first = await start();
     const second = await start();

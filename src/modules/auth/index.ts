@@ -109,6 +109,23 @@ export const authModule = (ctx: AppContext) => {
         detail: { summary: "Start OAuth sign-in: redirects to the provider (authorization code + PKCE, state, nonce)" },
       },
     )
+    .delete(
+      "/oidc/:provider/link",
+      async ({ params, user, set }) => {
+        await oidc.unlink(ctx.sql, params.provider, user.userId);
+        set.status = 204;
+      },
+      {
+        session: true,
+        params: OidcProviderParams,
+        detail: {
+          summary: "Unlink the signed-in user from their account at a provider",
+          description:
+            "After this, the next account at that provider that presents the user's verified e-mail is linked instead (a re-created account). 404 oidc_link_not_found when none is linked.",
+          security: sessionSecurity,
+        },
+      },
+    )
     .get(
       "/oidc/:provider/callback",
       async ({ params, query, set }) => signedIn(ctx, set, await oidc.finish(ctx.sql, params.provider, query)),

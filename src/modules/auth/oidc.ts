@@ -4,7 +4,7 @@ import type { Sql } from "../../db/client.ts";
 import { ProblemError, problems } from "../../http/problem.ts";
 import { sha256 } from "../keys/key-format.ts";
 import { createSession, type IssuedSession } from "./sessions.ts";
-import { type User, userForOidcAccount } from "./users.ts";
+import { type User, unlinkOidcAccount, userForOidcAccount } from "./users.ts";
 
 const loginLifetimeMinutes = 10;
 const httpTimeoutMs = 10_000;
@@ -41,6 +41,17 @@ export class OidcSignIn {
 
   list(): { id: string; issuer: string }[] {
     return [...this.#providers.values()].map((p) => ({ id: p.id, issuer: p.issuer }));
+  }
+
+  /**
+   * Unlinks the user from their account at the provider, so that another account
+   * presenting the user's verified e-mail (a re-created one) can link next time.
+   */
+  async unlink(sql: Sql, providerId: string, userId: string): Promise<void> {
+    const provider = this.#provider(providerId);
+    if (!(await unlinkOidcAccount(sql, userId, provider.issuer))) {
+      throw problems.notFound("oidc_link_not_found", `you have no account linked at "${providerId}"`);
+    }
   }
 
   redirectUri(providerId: string): string {

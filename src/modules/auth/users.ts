@@ -50,3 +50,9 @@ export async function userForOidcAccount(
   const linkedMeanwhile = await linkedUser(sql, account.issuer, account.subject);
   return linkedMeanwhile?.id === user.id ? user : undefined;
 }
+
+/** Removes the user's link to their account at this issuer; false when there was none. */
+export async function unlinkOidcAccount(sql: Queryable, userId: string, issuer: string): Promise<boolean> {
+  const rows = await sql`DELETE FROM user_oidc_identities WHERE user_id = ${userId} AND issuer = ${issuer} RETURNING 1`;
+  return rows.length > 0;
+}
