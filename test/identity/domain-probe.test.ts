@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { systemDomainProbe, systemProbe } from "../../src/modules/domains/probe.ts";
+import { createServer } from "node:net";
+import { isNonPublicAddress, systemDomainProbe, systemProbe } from "../../src/modules/domains/probe.ts";
 import { rejectionOf } from "../support/rejection.ts";
 
 // A local web server standing in for a domain's site.
@@ -54,4 +55,47 @@ describe("the HTTPS-file probe", () => {
     const request = probe.fetch(`http://rebind.test:${site.port}/silent`, { signal: AbortSignal.timeout(100) });
     expect(await rejectionOf(request)).toBeDefined();
   });
+
+  test("refuses a status outside 200-599 and closes the connection", async () => {
+    let closed = false;
+    const odd = createServer((socket) => {
+      socket.on("close", () => {
+        closed = true;
+      });
+      socket.on("data", () => socket.write("HTTP/1.1 700 Odd\r\ncontent-length: 2\r\n\r\nok"));
+    });
+    await new Promise<void>((resolve) => odd.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (odd.address() as { port: number }).port;
+      const error = await rejectionOf(systemProbe(loopbackOnly, () => true).fetch(`http://rebind.test:${port}/`, {}));
+      expect(String(error)).toContain("status 700");
+      for (let waited = 0; !closed && waited < 2000; waited += 20) await Bun.sleep(20);
+      expect(closed).toBe(true);
+    } finally {
+      odd.close();
+    }
+  });
+});
+
+test.each([
+  ["10.1.2.3", true],
+  ["100.64.0.1", true],
+  ["169.254.169.254", true],
+  ["192.168.1.1", true],
+  ["224.0.0.1", true],
+  ["255.255.255.255", true],
+  ["::1", true],
+  ["::", true],
+  ["::ffff:127.0.0.1", true],
+  ["::ffff:7f00:1", true],
+  ["fe90::1", true],
+  ["fd00::1", true],
+  ["ff02::1", true],
+  ["64:ff9b::7f00:1", true],
+  ["not an address", true],
+  ["8.8.8.8", false],
+  ["::ffff:8.8.8.8", false],
+  ["2606:4700::1111", false],
+])("%s is non-public: %p", (address, expected) => {
+  expect(isNonPublicAddress(address)).toBe(expected);
 });

@@ -1,7 +1,7 @@
 import { promises as dns, type LookupAddress } from "node:dns";
 import { get as httpGet } from "node:http";
 import { get as httpsGet } from "node:https";
-import { isIP, type LookupFunction } from "node:net";
+import { BlockList, isIP, type LookupFunction } from "node:net";
 import { Readable } from "node:stream";
 
 /**
@@ -18,30 +18,44 @@ export interface DomainProbe {
 
 const noRecords = new Set(["ENOTFOUND", "ENODATA", "ESERVFAIL", "ETIMEOUT", "ECONNREFUSED", "EREFUSED"]);
 
-/** True for addresses a verifier must never be pointed at: private, loopback, link-local (cloud metadata), unspecified. */
+/** Addresses a verifier must never be pointed at: anything not on the public internet. */
+const nonPublic = new BlockList();
+for (const [network, prefix] of [
+  ["0.0.0.0", 8], // "this" network
+  ["10.0.0.0", 8], // private
+  ["100.64.0.0", 10], // carrier-grade NAT
+  ["127.0.0.0", 8], // loopback
+  ["169.254.0.0", 16], // link-local (cloud metadata)
+  ["172.16.0.0", 12], // private
+  ["192.0.0.0", 24], // protocol assignments
+  ["192.168.0.0", 16], // private
+  ["198.18.0.0", 15], // benchmarking
+  ["224.0.0.0", 3], // multicast, reserved, broadcast
+] as const) {
+  nonPublic.addSubnet(network, prefix, "ipv4");
+}
+for (const [network, prefix] of [
+  ["::", 127], // unspecified and loopback
+  ["64:ff9b::", 96], // NAT64, which can reach any IPv4 address
+  ["100::", 64], // discard
+  ["fc00::", 7], // unique local
+  ["fe80::", 10], // link-local
+  ["ff00::", 8], // multicast
+] as const) {
+  nonPublic.addSubnet(network, prefix, "ipv6");
+}
+
+/** True for addresses a verifier must never be pointed at. IPv4-mapped IPv6 addresses are judged as IPv4. */
 export function isNonPublicAddress(address: string): boolean {
-  if (isIP(address) === 4) {
-    const [a = 0, b = 0] = address.split(".").map(Number);
-    return (
-      a === 0 ||
-      a === 10 ||
-      a === 127 ||
-      (a === 100 && b >= 64 && b < 128) ||
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b < 32) ||
-      (a === 192 && b === 168) ||
-      a >= 224
-    );
-  }
-  const v6 = address.toLowerCase();
-  if (v6.startsWith("::ffff:")) return isNonPublicAddress(v6.slice(7));
-  return v6 === "::" || v6 === "::1" || v6.startsWith("fc") || v6.startsWith("fd") || v6.startsWith("fe80");
+  const family = isIP(address);
+  if (family === 0) return true;
+  return nonPublic.check(address, family === 4 ? "ipv4" : "ipv6");
 }
 
 /** Every address of a host name, as the system resolver gives them. */
 export type ResolveHost = (hostname: string) => Promise<LookupAddress[]>;
 
-const nullBodyStatuses = new Set([101, 204, 205, 304]);
+const nullBodyStatuses = new Set([204, 205, 304]);
 
 /**
  * A GET whose connection goes to the addresses its own lookup checked: the host is
@@ -80,14 +94,24 @@ function pinnedGet(resolveHost: ResolveHost, isAllowed: (address: string) => boo
         // No pooled connection: every request goes through the checked lookup.
         { lookup, agent: false, headers: init.headers as Record<string, string>, signal: init.signal ?? undefined },
         (response) => {
-          const status = response.statusCode ?? 502;
-          const headers = new Headers();
-          for (const [name, value] of Object.entries(response.headers)) {
-            if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+          const status = response.statusCode ?? 0;
+          if (status < 200 || status > 599) {
+            response.destroy();
+            reject(new Error(`the site answered with status ${status}`));
+            return;
           }
-          const body = nullBodyStatuses.has(status) ? null : (Readable.toWeb(response) as ReadableStream<Uint8Array>);
-          if (!body) response.resume();
-          resolve(new Response(body, { status, headers }));
+          try {
+            const headers = new Headers();
+            for (const [name, value] of Object.entries(response.headers)) {
+              if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+            }
+            const body = nullBodyStatuses.has(status) ? null : (Readable.toWeb(response) as ReadableStream<Uint8Array>);
+            if (!body) response.resume();
+            resolve(new Response(body, { status, headers }));
+          } catch (error) {
+            response.destroy();
+            reject(error);
+          }
         },
       );
       request.on("error", reject);
