@@ -2,7 +2,7 @@ import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Config } from "../config.ts";
 import type { AppContext } from "../context.ts";
-import { ProblemError, problems } from "./problem.ts";
+import { problems } from "./problem.ts";
 
 /**
  * What a request is limited as. Authenticated requests are counted per credential
@@ -184,9 +184,11 @@ export function clientAddress({ server, request }: RequestClient): string {
  * Runs an authentication under the client address's failed_auth bucket, because
  * each guess at a key or session token costs a database lookup. A lookup takes a
  * token before it is made (429 when there is none, so parallel guesses are held
- * too) and gives it back unless the credential turns out wrong (401). A credential
- * served from memory (a cached key), or one malformed or missing, looks nothing up
- * and neither needs nor takes a token.
+ * too) and gives it back only when the credential authenticates: wrong ones, and
+ * lookups that fail while the database is in trouble, keep it. A credential served
+ * from memory (a cached key), or one malformed or missing, looks nothing up and
+ * neither needs nor takes a token. Parallel requests with the same credential
+ * share one lookup and one token (SingleFlight in the authenticators).
  */
 export async function authenticateCountingFailures<T>(
   limiter: RateLimiter,
@@ -200,15 +202,9 @@ export async function authenticateCountingFailures<T>(
     if (decision && !decision.allowed) throw rateLimited(limiter, "failed_auth", decision);
     charged = decision !== undefined;
   };
-  try {
-    const result = await authenticate(beforeLookup);
-    if (charged) limiter.giveBack("failed_auth", address);
-    return result;
-  } catch (error) {
-    const wrongCredential = error instanceof ProblemError && error.status === 401;
-    if (charged && !wrongCredential) limiter.giveBack("failed_auth", address);
-    throw error;
-  }
+  const result = await authenticate(beforeLookup);
+  if (charged) limiter.giveBack("failed_auth", address);
+  return result;
 }
 
 /**

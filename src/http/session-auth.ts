@@ -7,6 +7,7 @@ import type { Principal } from "../modules/keys/authenticator.ts";
 import { authenticateKey } from "./auth.ts";
 import { problems } from "./problem.ts";
 import { admitRequest, authenticateCountingFailures, type RequestClient } from "./rate-limit.ts";
+import { SingleFlight } from "./single-flight.ts";
 
 export const sessionCookieName = "svc_session";
 
@@ -52,10 +53,14 @@ export function auditActorOf(caller: Caller): AuditActor {
  */
 export const sessionAuth = (ctx: AppContext) => {
   const admins = operatorAdminEmails(ctx.config.OPERATOR_ADMIN_EMAILS);
-  // A failure counts against the client's address (rate-limit.ts).
+  // Parallel requests with one session (a dashboard loading) make one lookup between them.
+  const sessionLookups = new SingleFlight<SessionUser>();
+  // A failed lookup counts against the client's address (rate-limit.ts).
   const authenticateUser = (client: RequestClient, token: string | undefined) =>
     authenticateCountingFailures(ctx.rateLimiter, client, (beforeLookup) =>
-      authenticateSession(ctx.sql, token, admins, beforeLookup),
+      token
+        ? sessionLookups.run(token, () => authenticateSession(ctx.sql, token, admins, beforeLookup))
+        : authenticateSession(ctx.sql, token, admins),
     );
   return new Elysia({ name: "auth.session" }).macro({
     session: (required: true | "operator_admin") => ({

@@ -137,8 +137,9 @@ describe("rate limits over HTTP", () => {
       // Requests without a credential look nothing up and are not counted here.
       const anonymous = await Promise.all([1, 2, 3, 4].map(() => summaryWith()));
       expect(anonymous.map((r) => r.status)).toEqual([401, 401, 401, 401]);
-      // Twenty guesses at once: the bucket (2) lets two reach the database.
-      const guesses = await Promise.all(Array.from({ length: 20 }, () => summaryWith(`svc_pub_${"x".repeat(43)}`)));
+      // Twenty different guesses at once: the bucket (2) lets two reach the database.
+      const guess = () => `svc_pub_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")}`;
+      const guesses = await Promise.all(Array.from({ length: 20 }, () => summaryWith(guess())));
       const statuses = guesses.map((r) => r.status).sort();
       expect(statuses).toEqual([...Array(2).fill(401), ...Array(18).fill(429)]);
       expect(await guesses.find((r) => r.status === 429)?.json()).toMatchObject({
@@ -155,6 +156,28 @@ describe("rate limits over HTTP", () => {
       expect((await summaryWith(await owner.keyWith(null))).status).toBe(429);
       expect((await summaryWith(owner.key)).status).toBe(200);
       expect((await fetch(`${base}/resolve?domain=example.org`)).status).toBe(200);
+    });
+  });
+
+  test("parallel requests with one credential share a lookup, so a bucket of 2 holds up none of 40", async () => {
+    const owner = await createTestOrg();
+    const key = await owner.keyWith(null);
+    const { session } = await signIn();
+    await withLimitedServer(async (base) => {
+      const byKey = await Promise.all(
+        Array.from({ length: 40 }, () => fetch(`${base}/api/v1/identity/keys`, { headers: { "x-api-key": key } })),
+      );
+      const bySession = await Promise.all(
+        Array.from({ length: 40 }, () =>
+          fetch(`${base}/api/v1/identity/auth/session`, { headers: { authorization: `Bearer ${session}` } }),
+        ),
+      );
+      // The control-plane limit (burst 2 per credential) still applies after authentication.
+      const statuses = [...byKey, ...bySession].map((r) => r.status);
+      expect(statuses.filter((status) => status === 429).length).toBe(76);
+      for (const r of [...byKey, ...bySession].filter((r) => r.status === 429)) {
+        expect(((await r.json()) as { limit_class: string }).limit_class).toBe("control");
+      }
     });
   });
 

@@ -1,8 +1,9 @@
 import type { Sql } from "../../db/client.ts";
 import { problems } from "../../http/problem.ts";
+import { SingleFlight } from "../../http/single-flight.ts";
 import type { Logger } from "../../log.ts";
 import type { OrgType } from "../organizations/service.ts";
-import { keyPrefixes, parseKey, sameHash } from "./key-format.ts";
+import { keyPrefixes, type ParsedKey, parseKey, sameHash } from "./key-format.ts";
 import type { Scope } from "./scopes.ts";
 
 /** Who is calling with an API key, and what it may do. */
@@ -35,6 +36,7 @@ const sweepThreshold = 10_000;
  */
 export class KeyAuthenticator {
   readonly #cache = new Map<string, { principal: Principal; expires: number }>();
+  readonly #lookups = new SingleFlight<Principal>();
 
   constructor(
     private readonly sql: Sql,
@@ -50,8 +52,15 @@ export class KeyAuthenticator {
     const cacheKey = Buffer.from(parsed.hash).toString("hex");
     const cached = this.#cache.get(cacheKey);
     if (cached && cached.expires > Date.now()) return cached.principal;
-    beforeLookup();
+    // Parallel requests with one key not yet in memory (an emitter after a restart)
+    // make one lookup between them.
+    return this.#lookups.run(cacheKey, async () => {
+      beforeLookup();
+      return this.#lookUp(cacheKey, parsed);
+    });
+  }
 
+  async #lookUp(cacheKey: string, parsed: ParsedKey): Promise<Principal> {
     const [row] = await this.sql<KeyRow[]>`
       SELECT k.id, k.org_id, o.org_type, k.secret_hash, k.scopes, k.revoked_at,
              coalesce(array_agg(d.domain ORDER BY d.domain) FILTER (WHERE d.domain IS NOT NULL), '{}') AS verified_domains
