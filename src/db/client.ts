@@ -55,8 +55,9 @@ export async function openDatabase(
   const engine = await startEmbeddedEngine(dataDir);
   const release = dataDir ? claimDataDir(dataDir, engine.port) : () => {};
   const url = loopbackUrl(engine.port);
-  // The embedded engine executes one statement at a time; one connection avoids
-  // interleaving transactions of different clients inside the engine.
+  // The embedded engine is one backend that runs one statement at a time, and other
+  // connections wait while one holds a transaction open: a second connection from
+  // this pool could deadlock waiting on a transaction of the first (patches/README.md).
   const sql = connect(url, 1);
   log.info("database: embedded TimescaleDB (PGlite, for development, tests and small single-container installs)", {
     data_dir: dataDir ?? "memory",
