@@ -202,7 +202,7 @@ async function copyRate(count: number): Promise<number> {
 
 try {
   console.log(
-    `database: ${ctx.databaseKind}${dataDir ? ` (fresh DATA_DIR ${dataDir})` : ""}; ${concurrency} clients, ${batchSize}-event batches, ${durationMs / 1000} s per phase`,
+    `database: ${ctx.db.kind}${dataDir ? ` (fresh DATA_DIR ${dataDir})` : ""}; ${concurrency} clients, ${batchSize}-event batches, ${durationMs / 1000} s per phase`,
   );
   // Warm-up: JIT, prepared statements, first chunk creation.
   for (let i = 0; i < 5; i++) await post(crypto.randomUUID(), "agent-warmup");

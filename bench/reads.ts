@@ -17,8 +17,8 @@ import { parseArgs } from "node:util";
 import { deepEquals } from "bun";
 import { createApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
+import { refreshAggregates } from "../src/db/maintenance.ts";
 import { rateLimitsOff } from "../src/http/rate-limit.ts";
-import { refreshAggregates } from "../src/jobs/refresh-aggregates.ts";
 import { createLogger } from "../src/log.ts";
 import { registerDomain, verifyDomain } from "../src/modules/domains/service.ts";
 import { createApiKey } from "../src/modules/keys/service.ts";
@@ -113,7 +113,7 @@ const refreshSeconds = (performance.now() - refreshStarted) / 1000;
 const [ownerEvents] = await sql<{ n: number }[]>`
   SELECT count(*)::int AS n FROM events WHERE content_host = ${bigDomain} OR content_host LIKE ${`%.${bigDomain}`}`;
 console.log(
-  `database: ${ctx.databaseKind}; events: ${loaded} (large owner ${ownerEvents?.n}), ${pagesPerHost * 40} owner URLs; ` +
+  `database: ${ctx.db.kind}; events: ${loaded} (large owner ${ownerEvents?.n}), ${pagesPerHost * 40} owner URLs; ` +
     `load ${loadSeconds.toFixed(1)} s (with session-first bookkeeping), first refresh ${refreshSeconds.toFixed(1)} s`,
 );
 

@@ -12,6 +12,8 @@ const ConfigSchema = T.Object({
   DATABASE_URL: T.Optional(T.String({ pattern: "^postgres(ql)?://" })),
   DATA_DIR: T.String({ minLength: 1, default: "./data" }),
   DATABASE_POOL_SIZE: T.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  /** How long start-up waits for a server that is not up yet (refused, starting) before it gives up. */
+  DATABASE_CONNECT_WAIT_SECONDS: T.Integer({ minimum: 0, maximum: 600, default: 30 }),
   LOG_LEVEL: T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")], {
     default: "info",
   }),

@@ -1,5 +1,5 @@
 import type { Config } from "./config.ts";
-import type { DatabaseKind, Sql } from "./db/client.ts";
+import type { Database, Sql } from "./db/client.ts";
 import type { RateLimiter } from "./http/rate-limit.ts";
 import type { Logger } from "./log.ts";
 import type { Mailer } from "./modules/auth/mailer.ts";
@@ -11,7 +11,8 @@ export interface AppContext {
   config: Config;
   log: Logger;
   sql: Sql;
-  databaseKind: DatabaseKind;
+  /** The engine's label, the upkeep it needs from the service, and its notifications. */
+  db: Pick<Database, "kind" | "maintenance" | "listen">;
   keys: KeyAuthenticator;
   rateLimiter: RateLimiter;
   mailer: Mailer;

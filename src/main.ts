@@ -1,5 +1,6 @@
 import { createApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
+import { DatabaseStartupError } from "./db/startup-errors.ts";
 import { startJobs } from "./jobs/index.ts";
 import { createLogger, describeError } from "./log.ts";
 import { startRuntime } from "./runtime.ts";
@@ -17,7 +18,9 @@ try {
 const log = createLogger(config.LOG_LEVEL, { service: "content-telemetry" });
 
 const { ctx, db } = await startRuntime(config, log).catch((error: unknown) => {
-  log.error("start-up failed", describeError(error));
+  // A database that is unusable as configured is the operator's to fix: one line, no stack.
+  if (error instanceof DatabaseStartupError) log.error(`start-up failed: ${error.message}`);
+  else log.error("start-up failed", describeError(error));
   process.exit(1);
 });
 const jobs = startJobs(ctx);

@@ -8,12 +8,16 @@ import { createMailer } from "./modules/auth/mailer.ts";
 import { systemDomainProbe } from "./modules/domains/probe.ts";
 import { KeyAuthenticator } from "./modules/keys/authenticator.ts";
 
-export function buildContext(config: Config, log: Logger, db: Pick<Database, "sql" | "kind">): AppContext {
+export function buildContext(
+  config: Config,
+  log: Logger,
+  db: Pick<Database, "sql" | "kind" | "maintenance" | "listen">,
+): AppContext {
   return {
     config,
     log,
     sql: db.sql,
-    databaseKind: db.kind,
+    db,
     keys: new KeyAuthenticator(db.sql, log, config.KEY_CACHE_TTL_SECONDS),
     rateLimiter: RateLimiter.fromConfig(config),
     mailer: createMailer(config, db.sql, log),
@@ -21,7 +25,10 @@ export function buildContext(config: Config, log: Logger, db: Pick<Database, "sq
   };
 }
 
-/** Opens the database, applies migrations and builds the context every module receives. */
+/**
+ * Opens the database, applies migrations and builds the context every module
+ * receives; the key cache then follows changes made by any process (sql/029).
+ */
 export async function startRuntime(
   config: Config,
   log: Logger,
@@ -30,9 +37,11 @@ export async function startRuntime(
   const db = await openDatabase(config, log, options);
   try {
     await migrate(db.sql, log);
+    const ctx = buildContext(config, log, db);
+    await ctx.keys.followChanges(db.listen);
+    return { ctx, db };
   } catch (error) {
     await db.close();
     throw error;
   }
-  return { ctx: buildContext(config, log, db), db };
 }

@@ -1,21 +1,34 @@
 import postgres from "postgres";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
-import { claimDataDir, runningEngine } from "./data-dir-lock.ts";
+import { claimDataDir, holdsCluster, runningEngine } from "./data-dir-lock.ts";
 import { startEmbeddedEngine } from "./embedded.ts";
+import { embeddedMaintenance, type MaintenanceJob } from "./maintenance.ts";
+import { DatabaseStartupError, explainConnectFailure, isTransientConnectFailure } from "./startup-errors.ts";
+import { checkTimescaleServer } from "./timescale-preflight.ts";
 
 export type Sql = postgres.Sql;
 /** A pool or an open transaction: what a function takes when it may run inside `sql.begin`. */
 export type Queryable = postgres.Sql | postgres.TransactionSql;
 export type DatabaseKind = "embedded" | "server";
 
+/** Calls `handler` with the payload of every NOTIFY on a channel, whichever process or connection sent it. */
+export type Listen = (channel: string, handler: (payload: string) => void) => Promise<() => Promise<void>>;
+
 export interface Database {
   sql: Sql;
+  /** For /ready and log lines only: nothing outside src/db/ behaves differently by engine. */
   kind: DatabaseKind;
   /** Where a second client (CLI, benchmark, test) can reach the same database. */
   url: string;
+  /** Scheduled work the engine needs from the service (a TimescaleDB server runs its own policies). */
+  maintenance: MaintenanceJob[];
+  listen: Listen;
   close(): Promise<void>;
 }
+
+export type DatabaseSettings = Pick<Config, "DATABASE_URL" | "DATA_DIR" | "DATABASE_POOL_SIZE"> &
+  Partial<Pick<Config, "DATABASE_CONNECT_WAIT_SECONDS" | "AGGREGATE_REFRESH_CRON" | "EVENTS_COMPRESSION_CRON">>;
 
 export function connect(url: string, max: number): Sql {
   return postgres(url, {
@@ -28,32 +41,101 @@ export function connect(url: string, max: number): Sql {
 
 const loopbackUrl = (port: number) => `postgres://postgres@127.0.0.1:${port}/postgres`;
 
+/** postgres.js's own LISTEN: one dedicated connection for all channels, re-listening after a reconnect. */
+const listenThrough =
+  (sql: Sql): Listen =>
+  async (channel, handler) => {
+    const subscription = await sql.listen(channel, handler);
+    return () => subscription.unlisten();
+  };
+
+/**
+ * Connects to a server, waiting up to `waitSeconds` while it is not up yet (a
+ * container starting beside the service), then stops with one line naming the
+ * cause: unreachable, credentials refused, no such database, no TimescaleDB.
+ */
+async function openServer(url: string, poolSize: number, waitSeconds: number, log: Logger): Promise<Sql> {
+  const sql = connect(url, poolSize);
+  const deadline = Date.now() + waitSeconds * 1000;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await sql`SELECT 1`;
+      break;
+    } catch (error) {
+      if (isTransientConnectFailure(error) && Date.now() < deadline) {
+        if (attempt === 0) log.warn("waiting for the database", { reason: explainConnectFailure(error, url) });
+        await Bun.sleep(1000);
+        continue;
+      }
+      await sql.end({ timeout: 1 }).catch(() => {});
+      const explained = explainConnectFailure(error, url);
+      if (explained) throw new DatabaseStartupError(explained);
+      throw error;
+    }
+  }
+  try {
+    await checkTimescaleServer(sql, url);
+  } catch (error) {
+    await sql.end({ timeout: 1 }).catch(() => {});
+    throw error;
+  }
+  return sql;
+}
+
 /**
  * Opens a client to `DATABASE_URL`; without it, to the embedded engine: the one
  * another live process already serves from `DATA_DIR` when `shareRunning` is set
  * (the CLI beside a running service), otherwise one started in this process.
  */
 export async function openDatabase(
-  config: Pick<Config, "DATABASE_URL" | "DATA_DIR" | "DATABASE_POOL_SIZE">,
+  settings: DatabaseSettings,
   log: Logger,
   options: { inMemory?: boolean; shareRunning?: boolean } = {},
 ): Promise<Database> {
-  if (config.DATABASE_URL) {
-    const sql = connect(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
-    log.info("database: TimescaleDB server", { pool_size: config.DATABASE_POOL_SIZE });
-    return { sql, kind: "server", url: config.DATABASE_URL, close: () => sql.end({ timeout: 5 }) };
+  if (settings.DATABASE_URL) {
+    const url = settings.DATABASE_URL;
+    const sql = await openServer(url, settings.DATABASE_POOL_SIZE, settings.DATABASE_CONNECT_WAIT_SECONDS ?? 0, log);
+    log.info("database: TimescaleDB server", { pool_size: settings.DATABASE_POOL_SIZE });
+    return {
+      sql,
+      kind: "server",
+      url,
+      maintenance: [],
+      listen: listenThrough(sql),
+      close: () => sql.end({ timeout: 5 }),
+    };
   }
-  const dataDir = options.inMemory ? undefined : config.DATA_DIR;
-  const running = dataDir ? runningEngine(dataDir) : undefined;
+  const dataDir = options.inMemory ? undefined : settings.DATA_DIR;
+  const running = dataDir ? await runningEngine(dataDir) : undefined;
   if (running) {
-    if (!options.shareRunning) throw new Error(`DATA_DIR ${dataDir} is in use by the service with pid ${running.pid}`);
+    if (!options.shareRunning)
+      throw new DatabaseStartupError(`DATA_DIR ${dataDir} is in use by the service with pid ${running.pid}`);
     const url = loopbackUrl(running.port);
     const sql = connect(url, 1);
     log.info("database: embedded TimescaleDB served by a running process", { pid: running.pid });
-    return { sql, kind: "embedded", url, close: () => sql.end({ timeout: 5 }) };
+    // The serving process holds the engine and its caches; a client beside it needs no notifications.
+    return {
+      sql,
+      kind: "embedded",
+      url,
+      maintenance: [],
+      listen: listenThrough(sql),
+      close: () => sql.end({ timeout: 5 }),
+    };
   }
-  const engine = await startEmbeddedEngine(dataDir);
-  const release = dataDir ? claimDataDir(dataDir, engine.port) : () => {};
+  // Claimed before the engine starts, so a CLI started meanwhile waits for this
+  // engine instead of opening a second one. A new cluster is created only in an
+  // empty directory, so there the claim follows the engine's first start.
+  const lock = dataDir && holdsCluster(dataDir) ? claimDataDir(dataDir) : undefined;
+  let engine: Awaited<ReturnType<typeof startEmbeddedEngine>>;
+  try {
+    engine = await startEmbeddedEngine(dataDir);
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+  const claim = lock ?? (dataDir ? claimDataDir(dataDir) : undefined);
+  claim?.serving(engine.port);
   const url = loopbackUrl(engine.port);
   // The embedded engine is one backend that runs one statement at a time, and other
   // connections wait while one holds a transaction open: a second connection from
@@ -67,10 +149,17 @@ export async function openDatabase(
     sql,
     kind: "embedded",
     url,
+    maintenance: embeddedMaintenance(settings),
+    // LISTEN through the pool, so the statement takes its turn on the shared backend like any other.
+    async listen(channel, handler) {
+      const off = engine.onNotification(channel, handler);
+      await sql`LISTEN ${sql(channel)}`;
+      return async () => off();
+    },
     async close() {
       await sql.end({ timeout: 5 });
       await engine.stop();
-      release();
+      claim?.release();
     },
   };
 }

@@ -2,6 +2,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "../log.ts";
 import type { Sql } from "./client.ts";
+import { DatabaseStartupError } from "./startup-errors.ts";
 
 export const defaultMigrationsDir = join(import.meta.dir, "../../sql");
 
@@ -9,7 +10,7 @@ const migrationFile = /^\d{3}_[a-z0-9_]+\.sql$/;
 // Arbitrary constant shared by every instance: only one of them migrates at a time.
 const migrationLockKey = 7_260_331_001;
 
-export class MigrationError extends Error {
+export class MigrationError extends DatabaseStartupError {
   override name = "MigrationError";
 }
 

@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cp, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Database, openDatabase } from "../../src/db/client.ts";
+import type { Database } from "../../src/db/client.ts";
 import { defaultMigrationsDir, MigrationError, migrate } from "../../src/db/migrate.ts";
 import { createLogger } from "../../src/log.ts";
+import { scratchDatabase } from "../support/databases.ts";
 import { rejectionOf } from "../support/rejection.ts";
 
 const log = createLogger("error");
@@ -12,9 +13,7 @@ const log = createLogger("error");
 // A database of its own: these tests apply and break migrations on purpose.
 let db: Database;
 beforeAll(async () => {
-  db = await openDatabase({ DATA_DIR: "unused", DATABASE_POOL_SIZE: 2, DATABASE_URL: undefined }, log, {
-    inMemory: true,
-  });
+  db = await scratchDatabase();
 });
 afterAll(() => db.close());
 
@@ -24,6 +23,10 @@ describe("migrations", () => {
     await cp(defaultMigrationsDir, dir, { recursive: true });
     const first = await migrate(db.sql, log, dir);
     expect(first.length).toBeGreaterThanOrEqual(2);
+    // A bare database: the first migration creates TimescaleDB itself.
+    expect(first[0]).toBe("000_timescaledb.sql");
+    const [extension] = await db.sql`SELECT extversion FROM pg_extension WHERE extname = 'timescaledb'`;
+    expect(extension).toBeDefined();
     expect(first).toEqual([...first].sort());
     expect(await migrate(db.sql, log, dir)).toEqual([]);
     const recorded = await db.sql<{ name: string }[]>`SELECT name FROM schema_migrations ORDER BY name`;

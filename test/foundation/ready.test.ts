@@ -9,7 +9,14 @@ test("GET /ready is 503 with a problem body once the database stops, 200 while i
   const { ctx: shared } = await testRuntime();
   const engine = await startEmbeddedEngine(undefined);
   const sql = connect(`postgres://postgres@${engine.host}:${engine.port}/postgres`, 1);
-  const app = createApp(buildContext(shared.config, shared.log, { sql, kind: "embedded" }));
+  const app = createApp(
+    buildContext(shared.config, shared.log, {
+      sql,
+      kind: "embedded",
+      maintenance: [],
+      listen: shared.db.listen,
+    }),
+  );
   const ready = () => app.handle(new Request("http://test.local/ready"));
   try {
     const up = await ready();

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { runEventCompression } from "../../src/jobs/compress-events.ts";
+import { runCompressionPolicies } from "../../src/db/maintenance.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
@@ -13,7 +13,7 @@ test("old chunks are compressed by the policy and retries into them stay idempot
   const post = (events: unknown[]) => call("POST", "/events", { key: agent.key, body: batch(events) });
   expect((await post([old])).body.events_created).toBe(1);
 
-  expect(await runEventCompression(ctx.sql, ctx.log)).toBe(true);
+  expect(await runCompressionPolicies(ctx.sql)).toBe(true);
   const [chunk] = await ctx.sql<{ is_compressed: boolean }[]>`
     SELECT c.is_compressed FROM timescaledb_information.chunks c
     WHERE c.hypertable_name = 'events' AND c.range_start <= ${old.timestamp}::timestamptz

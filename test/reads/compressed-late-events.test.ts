@@ -1,6 +1,5 @@
 import { expect, test } from "bun:test";
-import { runEventCompression } from "../../src/jobs/compress-events.ts";
-import { refreshAggregates } from "../../src/jobs/refresh-aggregates.ts";
+import { refreshAggregates, runCompressionPolicies } from "../../src/db/maintenance.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
@@ -22,7 +21,7 @@ test("a late event written into a compressed chunk still moves its session's fir
     });
 
   expect((await report(45 * day)).status).toBe(200);
-  expect(await runEventCompression(ctx.sql, ctx.log)).toBe(true);
+  expect(await runCompressionPolicies(ctx.sql)).toBe(true);
   const [chunk] = await ctx.sql<{ is_compressed: boolean }[]>`
     SELECT c.is_compressed FROM timescaledb_information.chunks c
     WHERE c.hypertable_name = 'events' AND c.range_start <= ${ago(45 * day)}::timestamptz

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { refreshAggregates } from "../../src/jobs/refresh-aggregates.ts";
+import { refreshAggregates } from "../../src/db/maintenance.ts";
 import { registerDomain, verifyDomain } from "../../src/modules/domains/service.ts";
 import { insertEvents, type TestEvent } from "../support/events.ts";
 import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";

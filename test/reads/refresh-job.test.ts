@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { scheduledJobs } from "croner";
+import { refreshAggregates } from "../../src/db/maintenance.ts";
 import { startJobs } from "../../src/jobs/index.ts";
-import { refreshAggregates } from "../../src/jobs/refresh-aggregates.ts";
 import { loadStaleRanges, rollupFamilies } from "../../src/modules/reads/rollups.ts";
 import { insertEvents } from "../support/events.ts";
 import { createTestOrg } from "../support/fixtures.ts";
@@ -48,15 +48,16 @@ describe("aggregate refresh job", () => {
     expect(Number(row?.n)).toBe(2);
   });
 
-  test("the job is scheduled on the embedded engine only", async () => {
-    const { ctx } = await testRuntime();
-    const scheduled = () => scheduledJobs.some((job) => job.name === "refresh-aggregates");
-    const onServer = startJobs({ ...ctx, databaseKind: "server" });
-    expect(scheduled()).toBe(false);
-    onServer.stop();
-    const embedded = startJobs({ ...ctx, databaseKind: "embedded" });
-    expect(scheduled()).toBe(true);
-    embedded.stop();
-    expect(scheduled()).toBe(false);
+  test("the service schedules the engine's upkeep: stand-ins on the embedded engine, none on a server", async () => {
+    const { ctx, db } = await testRuntime();
+    const upkeep = db.maintenance.map((job) => job.name);
+    expect(upkeep).toEqual(db.kind === "embedded" ? ["refresh-aggregates", "events-compression"] : []);
+    const jobs = startJobs(ctx);
+    try {
+      expect(scheduledJobs.map((job) => job.name).sort()).toEqual(["sign-in-purge", ...upkeep].sort());
+    } finally {
+      jobs.stop();
+    }
+    expect(scheduledJobs).toEqual([]);
   });
 });

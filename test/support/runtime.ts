@@ -5,18 +5,33 @@ import type { Database } from "../../src/db/client.ts";
 import { rateLimitsOff } from "../../src/http/rate-limit.ts";
 import { createLogger } from "../../src/log.ts";
 import { startRuntime } from "../../src/runtime.ts";
+import { createServerDatabase, testServerUrl } from "./databases.ts";
 
-let started: Promise<{ ctx: AppContext; db: Database; app: ReturnType<typeof createApp> }> | undefined;
+interface TestRuntime {
+  ctx: AppContext;
+  db: Database;
+  app: ReturnType<typeof createApp>;
+}
+
+let started: Promise<TestRuntime> | undefined;
+let dropServerDatabase: (() => Promise<void>) | undefined;
 
 /**
- * One database for the whole test run: the embedded engine in memory, or the
- * TimescaleDB server at TEST_DATABASE_URL. Tests isolate themselves by creating
- * their own organisations, domains and keys (see fixtures.ts), never by order.
+ * One database for the whole test run: the embedded engine in memory, or a fresh
+ * database of its own on the TimescaleDB server at TEST_DATABASE_URL, dropped when
+ * the run ends. Tests isolate themselves by creating their own organisations,
+ * domains and keys (see fixtures.ts), never by order.
  */
-export function testRuntime() {
+export function testRuntime(): Promise<TestRuntime> {
   started ??= (async () => {
+    let databaseUrl: string | undefined;
+    if (testServerUrl) {
+      const database = await createServerDatabase(testServerUrl);
+      databaseUrl = database.url;
+      dropServerDatabase = database.drop;
+    }
     const config = loadConfig({
-      DATABASE_URL: process.env.TEST_DATABASE_URL,
+      DATABASE_URL: databaseUrl,
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "error",
       KEY_CACHE_TTL_SECONDS: "30",
       // test/foundation/rate-limit.test.ts checks the limits on an app of its own.
@@ -33,4 +48,5 @@ export async function closeTestRuntime() {
   if (!started) return;
   const { db } = await started;
   await db.close();
+  await dropServerDatabase?.();
 }

@@ -11,7 +11,7 @@ export const healthModule = (ctx: AppContext) =>
     })
     .get(
       "/ready",
-      async () => ({ status: "ready" as const, database: ctx.databaseKind, latency_ms: await checkDatabase(ctx.sql) }),
+      async () => ({ status: "ready" as const, database: ctx.db.kind, latency_ms: await checkDatabase(ctx.sql) }),
       {
         response: ReadyResponse,
         detail: { summary: "Readiness: the database answers (503 problem when it does not)" },

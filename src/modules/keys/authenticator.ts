@@ -1,4 +1,4 @@
-import type { Sql } from "../../db/client.ts";
+import type { Listen, Sql } from "../../db/client.ts";
 import { problems } from "../../http/problem.ts";
 import { SingleFlight } from "../../http/single-flight.ts";
 import type { Logger } from "../../log.ts";
@@ -98,6 +98,22 @@ export class KeyAuthenticator {
       for (const [hash, entry] of this.#cache) if (entry.expires <= now) this.#cache.delete(hash);
     }
     this.#cache.set(cacheKey, { principal, expires: now + this.ttlSeconds * 1000 });
+  }
+
+  /**
+   * Drops what changes elsewhere invalidate (sql/029 announces them on commit), so a
+   * revocation through another instance or the CLI applies here within moments; the
+   * TTL remains only as a safety net for a lost notification connection.
+   */
+  async followChanges(listen: Listen): Promise<void> {
+    await listen("auth_changes", (payload) => {
+      try {
+        const change = JSON.parse(payload) as { key_id?: string; org_id?: string };
+        this.forget({ keyId: change.key_id, orgId: change.org_id });
+      } catch {
+        this.log.warn("unreadable auth change notification", { payload });
+      }
+    });
   }
 
   /** Drops cached principals of one key (after revocation) or of one organisation (after a domain change). */
