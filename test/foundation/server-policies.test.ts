@@ -43,10 +43,10 @@ test.skipIf(!process.env.TEST_DATABASE_URL)(
 
     const errors =
       await sql`SELECT job_id, proc_name, err_message FROM timescaledb_information.job_errors WHERE job_id = ANY (${ids}::int[])`;
-    expect(errors).toEqual([]);
+    expect([...errors]).toEqual([]);
     const failed = await sql`
       SELECT job_id FROM timescaledb_information.job_stats WHERE job_id = ANY (${ids}::int[]) AND last_run_status <> 'Success'`;
-    expect(failed).toEqual([]);
+    expect([...failed]).toEqual([]);
 
     const [chunk] = await sql<{ is_compressed: boolean }[]>`
       SELECT is_compressed FROM timescaledb_information.chunks
