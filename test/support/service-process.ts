@@ -37,11 +37,14 @@ export function serviceEnv(overrides: Record<string, string | undefined>): Recor
   return { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", TEST_DATABASE_URL: "", ...overrides };
 }
 
+/** Starts `bun src/main.ts` (or `command`, which ends up running it) and waits until it listens. */
 export async function startService(
   env: Record<string, string | undefined>,
-  timeoutMs = 60_000,
+  options: { command?: string[]; timeoutMs?: number } = {},
 ): Promise<ServiceProcess> {
-  const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env, stdout: "pipe", stderr: "pipe" });
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const command = options.command ?? [process.execPath, "src/main.ts"];
+  const proc = Bun.spawn(command, { cwd: root, env, stdout: "pipe", stderr: "pipe" });
   const logs: LogLine[] = [];
   const raw: string[] = [];
   const reading = collectLines(proc.stdout, logs, raw);
