@@ -1,5 +1,6 @@
 import type { Config } from "./config.ts";
-import type { Database, Sql } from "./db/client.ts";
+import type { Database } from "./db/client.ts";
+import type { Sql } from "./db/sql.ts";
 import type { RateLimiter } from "./http/rate-limit.ts";
 import type { Logger } from "./log.ts";
 import type { Mailer } from "./modules/auth/mailer.ts";

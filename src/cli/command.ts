@@ -1,4 +1,4 @@
-import type { Sql } from "../db/client.ts";
+import type { Sql } from "../db/sql.ts";
 
 export type OptionSpec = Record<string, { type: "string" | "boolean"; required?: boolean; description: string }>;
 export type OptionValues = Record<string, string | boolean | undefined>;

@@ -4,16 +4,9 @@ import type { Logger } from "../log.ts";
 import { claimDataDir, holdsCluster, runningEngine } from "./data-dir-lock.ts";
 import { startEmbeddedEngine } from "./embedded.ts";
 import { embeddedMaintenance, type MaintenanceJob } from "./maintenance.ts";
+import type { DatabaseKind, Listen, Sql } from "./sql.ts";
 import { DatabaseStartupError, explainConnectFailure, isTransientConnectFailure } from "./startup-errors.ts";
 import { checkTimescaleServer } from "./timescale-preflight.ts";
-
-export type Sql = postgres.Sql;
-/** A pool or an open transaction: what a function takes when it may run inside `sql.begin`. */
-export type Queryable = postgres.Sql | postgres.TransactionSql;
-export type DatabaseKind = "embedded" | "server";
-
-/** Calls `handler` with the payload of every NOTIFY on a channel, whichever process or connection sent it. */
-export type Listen = (channel: string, handler: (payload: string) => void) => Promise<() => Promise<void>>;
 
 export interface Database {
   sql: Sql;

@@ -1,6 +1,6 @@
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
-import type { Sql } from "./client.ts";
+import type { Sql } from "./sql.ts";
 
 /**
  * Work a TimescaleDB server does in its own background jobs (the policies of

@@ -1,7 +1,7 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "../log.ts";
-import type { Sql } from "./client.ts";
+import type { Sql } from "./sql.ts";
 import { DatabaseStartupError } from "./startup-errors.ts";
 
 export const defaultMigrationsDir = join(import.meta.dir, "../../sql");

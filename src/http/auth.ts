@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
-import type { Scope } from "../modules/keys/scopes.ts";
-import { problems } from "./problem.ts";
+import { problem } from "../core/problem.ts";
+import type { Scope } from "../core/scopes.ts";
 import { admitRequest, authenticateCountingFailures, type RateLimitClass, type RequestClient } from "./rate-limit.ts";
 
 /** Authenticates an API key; a failure counts against the client's address (rate-limit.ts). */
@@ -24,7 +24,7 @@ export const apiKeyAuth = (ctx: AppContext) =>
       async resolve({ headers, set, request, server }) {
         const principal = await authenticateKey(ctx, { server, request }, headers["x-api-key"]);
         if (required !== true && !principal.scopes.has(required)) {
-          throw problems.forbidden("missing_scope", `this API key lacks the ${required} scope`, {
+          throw problem("missing_scope", `this API key lacks the ${required} scope`, {
             required_scope: required,
           });
         }

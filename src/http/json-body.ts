@@ -1,4 +1,4 @@
-import { problems } from "./problem.ts";
+import { problem } from "../core/problem.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -15,24 +15,23 @@ export function isJsonContentType(contentType: string | null): boolean {
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
   if (!isJsonContentType(request.headers.get("content-type"))) {
-    throw problems.unsupportedMediaType("request bodies must be JSON: send Content-Type: application/json");
+    throw problem("unsupported_media_type", "request bodies must be JSON: send Content-Type: application/json");
   }
   const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) throw problems.payloadTooLarge(`request body exceeds ${maxBytes} bytes`);
+  if (declared > maxBytes) throw problem("payload_too_large", `request body exceeds ${maxBytes} bytes`);
   const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.byteLength > maxBytes) throw problems.payloadTooLarge(`request body exceeds ${maxBytes} bytes`);
-  if (bytes.byteLength === 0)
-    throw problems.badRequest("empty_body", "request body is empty; a JSON document is required");
+  if (bytes.byteLength > maxBytes) throw problem("payload_too_large", `request body exceeds ${maxBytes} bytes`);
+  if (bytes.byteLength === 0) throw problem("empty_body", "request body is empty; a JSON document is required");
   let text: string;
   try {
     text = utf8.decode(bytes);
   } catch {
-    throw problems.badRequest("invalid_utf8", "request body is not valid UTF-8");
+    throw problem("invalid_utf8", "request body is not valid UTF-8");
   }
   try {
     return JSON.parse(text);
   } catch (error) {
     const reason = error instanceof SyntaxError ? error.message : "document is too deeply nested";
-    throw problems.badRequest("malformed_json", `request body is not valid JSON: ${reason}`);
+    throw problem("malformed_json", `request body is not valid JSON: ${reason}`);
   }
 }

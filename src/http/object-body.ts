@@ -1,4 +1,4 @@
-import { problems } from "./problem.ts";
+import { invalid } from "../core/problem.ts";
 
 /**
  * `transform` hook for routes whose body is an object with only optional fields:
@@ -6,6 +6,6 @@ import { problems } from "./problem.ts";
  */
 export function requireObjectBody({ body }: { body: unknown }): void {
   if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {
-    throw problems.invalid("the request body must be a JSON object", [{ path: "/", message: "must be an object" }]);
+    throw invalid("the request body must be a JSON object", [{ path: "/", message: "must be an object" }]);
   }
 }

@@ -1,51 +1,6 @@
-/** One failing field of a request, by JSON-pointer-like path. */
-export interface FieldError {
-  path: string;
-  message: string;
-}
+import type { ProblemError } from "../core/problem.ts";
 
-/**
- * An RFC 9457 problem. Thrown anywhere in a request; the errors plugin turns it
- * into an `application/problem+json` response with a stable `code`.
- */
-export class ProblemError extends Error {
-  override name = "ProblemError";
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    readonly title: string,
-    readonly detail?: string,
-    readonly extensions: Record<string, unknown> = {},
-    /** Response headers the problem needs (Allow, Retry-After, …). */
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(detail ?? title);
-  }
-}
-
-export const problems = {
-  badRequest: (code: string, detail: string, extensions?: Record<string, unknown>) =>
-    new ProblemError(400, code, "Bad request", detail, extensions),
-  unauthorized: (detail: string) => new ProblemError(401, "unauthorized", "Unauthorized", detail),
-  forbidden: (code: string, detail: string, extensions?: Record<string, unknown>) =>
-    new ProblemError(403, code, "Forbidden", detail, extensions),
-  notFound: (code: string, detail: string) => new ProblemError(404, code, "Not found", detail),
-  conflict: (code: string, detail: string) => new ProblemError(409, code, "Conflict", detail),
-  gone: (code: string, detail: string) => new ProblemError(410, code, "Gone", detail),
-  payloadTooLarge: (detail: string) => new ProblemError(413, "payload_too_large", "Payload too large", detail),
-  unsupportedMediaType: (detail: string) =>
-    new ProblemError(415, "unsupported_media_type", "Unsupported media type", detail),
-  invalid: (detail: string, errors: FieldError[], code = "validation_failed", extensions?: Record<string, unknown>) =>
-    new ProblemError(422, code, "Unprocessable content", detail, { errors, ...extensions }),
-  tooManyRequests: (
-    code: string,
-    detail: string,
-    headers?: Record<string, string>,
-    extensions?: Record<string, unknown>,
-  ) => new ProblemError(429, code, "Too many requests", detail, extensions, headers),
-  unavailable: (code: string, detail: string) => new ProblemError(503, code, "Service unavailable", detail),
-};
-
+/** The RFC 9457 body of a problem: `type` and `code` name it, `errors` lists failing fields (422). */
 export interface ProblemBody {
   type: string;
   title: string;

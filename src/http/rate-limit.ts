@@ -1,8 +1,7 @@
 import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Config } from "../config.ts";
-import type { AppContext } from "../context.ts";
-import { problems } from "./problem.ts";
+import { problem } from "../core/problem.ts";
 
 /**
  * What a request is limited as. Authenticated requests are counted per credential
@@ -161,11 +160,11 @@ const rateLimitHeaders = (decision: RateLimitDecision) => ({
 });
 
 function rateLimited(limiter: RateLimiter, kind: RateLimitClass, decision: RateLimitDecision) {
-  return problems.tooManyRequests(
+  return problem(
     "rate_limited",
     `${callerNames[kind]} sent more than ${limiter.perSecond[kind]} ${kindNames[kind]} per second (bursts up to ${decision.limit}); retry after ${decision.retryAfterSeconds} s`,
-    { ...rateLimitHeaders(decision), "retry-after": String(decision.retryAfterSeconds) },
     { limit_class: kind, retry_after_seconds: decision.retryAfterSeconds },
+    { ...rateLimitHeaders(decision), "retry-after": String(decision.retryAfterSeconds) },
   );
 }
 
@@ -211,7 +210,7 @@ export async function authenticateCountingFailures<T>(
  * `limitByAddress: true` on a route that takes no credential counts it against the
  * client's address.
  */
-export const addressRateLimit = (ctx: Pick<AppContext, "rateLimiter">) =>
+export const addressRateLimit = (ctx: { rateLimiter: RateLimiter }) =>
   new Elysia({ name: "rate-limit.address" }).macro({
     limitByAddress: (_on: true) => ({
       resolve({ request, server, set }) {

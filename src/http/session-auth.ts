@@ -1,11 +1,10 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
-import type { AuditActor } from "../modules/audit/service.ts";
+import type { AuditActor, Caller, Principal, SessionUser } from "../core/caller.ts";
+import { problem } from "../core/problem.ts";
 import { operatorAdminEmails } from "../modules/auth/operator-admins.ts";
-import { authenticateSession, type SessionUser } from "../modules/auth/sessions.ts";
-import type { Principal } from "../modules/keys/authenticator.ts";
+import { authenticateSession } from "../modules/auth/sessions.ts";
 import { authenticateKey } from "./auth.ts";
-import { problems } from "./problem.ts";
 import { admitRequest, authenticateCountingFailures, type RequestClient } from "./rate-limit.ts";
 import { SingleFlight } from "./single-flight.ts";
 
@@ -35,15 +34,6 @@ export function clearedSessionCookie(secure: boolean): string {
   return `${sessionCookieName}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure ? "; Secure" : ""}`;
 }
 
-/** Whoever calls an endpoint that accepts either credential. */
-export type Caller = { kind: "session"; user: SessionUser } | { kind: "key"; principal: Principal };
-
-export function auditActorOf(caller: Caller): AuditActor {
-  return caller.kind === "session"
-    ? { type: "user", id: caller.user.userId, label: caller.user.email }
-    : { type: "api_key", id: caller.principal.keyId, label: null };
-}
-
 /**
  * `session: true` requires a signed-in user (401 without one); `session: "operator_admin"`
  * also requires the user's e-mail on OPERATOR_ADMIN_EMAILS (403 otherwise). An API key
@@ -69,11 +59,11 @@ export const sessionAuth = (ctx: AppContext) => {
         const token = presentedSessionToken(headers);
         if (!token && headers["x-api-key"]) {
           await authenticateKey(ctx, client, headers["x-api-key"]);
-          throw problems.forbidden("session_required", "this endpoint needs a signed-in user session, not an API key");
+          throw problem("session_required", "this endpoint needs a signed-in user session, not an API key");
         }
         const user = await authenticateUser(client, token);
         if (required === "operator_admin" && !user.isOperatorAdmin) {
-          throw problems.forbidden("operator_admin_required", "this endpoint is for operator admins");
+          throw problem("operator_admin_required", "this endpoint is for operator admins");
         }
         admitRequest(ctx.rateLimiter, "control", `user:${user.userId}`, set.headers);
         return { user };
@@ -91,7 +81,8 @@ export const sessionAuth = (ctx: AppContext) => {
         } else {
           const token = presentedSessionToken(headers);
           if (!token)
-            throw problems.unauthorized(
+            throw problem(
+              "unauthorized",
               "send an API key in X-API-Key, or a user session (Authorization: Bearer or cookie)",
             );
           caller = {

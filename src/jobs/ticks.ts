@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import type { Cron } from "croner";
-import type { Sql } from "../db/client.ts";
+import type { Sql } from "../db/sql.ts";
 
 /** Names this process in job_ticks, so an operator can see which instance ran a tick. */
 export const instanceName = `${hostname()}/${process.pid}`;

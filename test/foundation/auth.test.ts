@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
+import { defaultScopes } from "../../src/core/scopes.ts";
 import { apiKeyAuth } from "../../src/http/auth.ts";
 import { httpPlugin } from "../../src/http/plugin.ts";
 import { KeyAuthenticator } from "../../src/modules/keys/authenticator.ts";
-import { defaultScopes } from "../../src/modules/keys/scopes.ts";
 import { createApiKey, listApiKeys, revokeApiKey } from "../../src/modules/keys/service.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { rejectionOf } from "../support/rejection.ts";

@@ -1,6 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { connect as connectTcp } from "node:net";
-import { connect, type Sql } from "../../src/db/client.ts";
+import { connect } from "../../src/db/client.ts";
+import type { Sql } from "../../src/db/sql.ts";
 import { testRuntime } from "../support/runtime.ts";
 
 // The embedded engine is one PostgreSQL backend behind a socket server; the service,

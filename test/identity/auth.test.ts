@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { sha256 } from "../../src/core/secrets.ts";
 import { purgeExpiredSignIns } from "../../src/modules/auth/purge.ts";
-import { sha256 } from "../../src/modules/keys/key-format.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { callIdentity, latestMagicToken, signIn, signInOperatorAdmin, uniqueEmail } from "../support/identity.ts";
 import { testRuntime } from "../support/runtime.ts";

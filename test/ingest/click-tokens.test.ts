@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { sha256 } from "../../src/modules/keys/key-format.ts";
+import { sha256 } from "../../src/core/secrets.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import type { Queryable } from "../../src/db/client.ts";
+import type { Queryable } from "../../src/db/sql.ts";
 import { hostOfUrl } from "../../src/modules/domains/normalize.ts";
 import { insertEvents, type TestEvent } from "../support/events.ts";
 import { seededRandom } from "../support/random.ts";

@@ -1,4 +1,4 @@
-import type { Queryable } from "../../src/db/client.ts";
+import type { Queryable } from "../../src/db/sql.ts";
 import { hostOfUrl } from "../../src/modules/domains/normalize.ts";
 import { recordSessionFirsts, sessionFirstColumns } from "../../src/modules/reads/session-firsts.ts";
 

@@ -1,7 +1,8 @@
-import type { Sql } from "../../src/db/client.ts";
+import type { OrgType } from "../../src/core/organizations.ts";
+import type { Sql } from "../../src/db/sql.ts";
 import { registerDomain, verifyDomain } from "../../src/modules/domains/service.ts";
 import { createApiKey } from "../../src/modules/keys/service.ts";
-import { createOrganization, type OrgType } from "../../src/modules/organizations/service.ts";
+import { createOrganization } from "../../src/modules/organizations/service.ts";
 import { testRuntime } from "./runtime.ts";
 
 /** A host name no other test will use. */

@@ -1,8 +1,8 @@
 import { createApp } from "../../src/app.ts";
 import type { Config } from "../../src/config.ts";
 import type { AppContext } from "../../src/context.ts";
+import type { MemberRole } from "../../src/core/organizations.ts";
 import { createMailer } from "../../src/modules/auth/mailer.ts";
-import type { MemberRole } from "../../src/modules/organizations/access.ts";
 import { addMember } from "../../src/modules/organizations/service.ts";
 import { testDomainProbe } from "./domain-probe.ts";
 import { type CallOptions, type CallResult, callApp } from "./http.ts";

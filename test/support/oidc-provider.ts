@@ -1,5 +1,5 @@
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
-import { sha256 } from "../../src/modules/keys/key-format.ts";
+import { sha256 } from "../../src/core/secrets.ts";
 
 /** What the simulated user and provider put in the ID token, beyond the defaults; `null` removes a claim. */
 export type ClaimOverrides = Record<string, unknown>;

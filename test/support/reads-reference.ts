@@ -1,5 +1,5 @@
 import type postgres from "postgres";
-import type { Sql } from "../../src/db/client.ts";
+import type { Sql } from "../../src/db/sql.ts";
 
 /**
  * The read side's figures computed the plain way, straight from raw events, by

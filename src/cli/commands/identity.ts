@@ -1,10 +1,11 @@
+import { isOrgType, orgTypes } from "../../core/organizations.ts";
+import { UnknownScopeError } from "../../core/scopes.ts";
 import { migrate } from "../../db/migrate.ts";
 import { createLogger } from "../../log.ts";
 import { DomainError } from "../../modules/domains/normalize.ts";
 import { registerDomain, verifyDomain } from "../../modules/domains/service.ts";
-import { UnknownScopeError } from "../../modules/keys/scopes.ts";
 import { type ApiKeyRecord, createApiKey, listApiKeys, revokeApiKey } from "../../modules/keys/service.ts";
-import { createOrganization, findOrganization, isOrgType, orgTypes } from "../../modules/organizations/service.ts";
+import { createOrganization, findOrganization } from "../../modules/organizations/service.ts";
 import { defineCommand, requireString, requireUuid, UsageError } from "../command.ts";
 
 const describeKey = (key: ApiKeyRecord) =>

@@ -1,8 +1,9 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { auditActorOf } from "../../core/caller.ts";
 import { requireObjectBody } from "../../http/object-body.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
-import { auditActorOf, sessionAuth, sessionSecurity } from "../../http/session-auth.ts";
+import { sessionAuth, sessionSecurity } from "../../http/session-auth.ts";
 import { AccessRequestBody, AccessRequestRecord, AccessRequestStatus, ReviewBody } from "./model.ts";
 import { type AccessRequestType, listAccessRequests, reviewAccessRequest, submitAccessRequest } from "./service.ts";
 

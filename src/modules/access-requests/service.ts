@@ -1,6 +1,7 @@
-import type { Queryable, Sql } from "../../db/client.ts";
-import { problems } from "../../http/problem.ts";
-import { type AuditActor, recordAudit } from "../audit/service.ts";
+import type { AuditActor } from "../../core/caller.ts";
+import { problem } from "../../core/problem.ts";
+import type { Queryable, Sql } from "../../db/sql.ts";
+import { recordAudit } from "../audit/service.ts";
 import { normalizeEmail } from "../auth/users.ts";
 import { addMember, createOrganization } from "../organizations/service.ts";
 
@@ -83,9 +84,9 @@ export async function reviewAccessRequest(
 ): Promise<AccessRequest> {
   return sql.begin(async (tx) => {
     const [request] = await tx<AccessRequest[]>`SELECT * FROM access_requests WHERE id = ${input.id}::uuid FOR UPDATE`;
-    if (!request) throw problems.notFound("access_request_not_found", "no such access request");
+    if (!request) throw problem("access_request_not_found", "no such access request");
     if (request.status !== "pending") {
-      throw problems.conflict("already_reviewed", `this access request was already ${request.status}`);
+      throw problem("already_reviewed", `this access request was already ${request.status}`);
     }
     let approvedOrgId: string | null = null;
     if (input.decision === "approved") {

@@ -1,12 +1,5 @@
-import type { Queryable } from "../../db/client.ts";
-
-/** Who made a change: a signed-in user, an API key, or the service itself. */
-export interface AuditActor {
-  type: "user" | "api_key" | "system";
-  id: string | null;
-  /** Human-readable: the user's e-mail; null for API keys, which `id` names. */
-  label: string | null;
-}
+import type { AuditActor } from "../../core/caller.ts";
+import type { Queryable } from "../../db/sql.ts";
 
 export interface AuditEntry {
   actor: AuditActor;

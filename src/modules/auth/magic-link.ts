@@ -1,8 +1,8 @@
 import type { Config } from "../../config.ts";
-import type { Sql } from "../../db/client.ts";
-import { problems } from "../../http/problem.ts";
+import { problem } from "../../core/problem.ts";
+import { hashPresentedSecret, mintSecret } from "../../core/secrets.ts";
+import type { Sql } from "../../db/sql.ts";
 import type { Mailer } from "./mailer.ts";
-import { hashPresentedSecret, mintSecret } from "./secrets.ts";
 import { createSession, type IssuedSession } from "./sessions.ts";
 import { findOrCreateUser, normalizeEmail, type User } from "./users.ts";
 
@@ -21,7 +21,7 @@ export async function sendMagicLink(sql: Sql, mailer: Mailer, config: MagicLinkC
     SELECT count(*)::int AS n FROM magic_link_tokens
     WHERE email = ${address} AND created_at > now() - make_interval(mins => ${config.MAGIC_LINK_TTL_MINUTES})`;
   if ((recent?.n ?? 0) >= maxOpenLinksPerAddress) {
-    throw problems.tooManyRequests(
+    throw problem(
       "too_many_sign_in_links",
       `at most ${maxOpenLinksPerAddress} sign-in links per address every ${config.MAGIC_LINK_TTL_MINUTES} minutes: use one already sent`,
     );
@@ -55,13 +55,13 @@ export async function consumeMagicLink(
   sessionTtlHours: number,
 ): Promise<{ user: User; session: IssuedSession }> {
   const hash = hashPresentedSecret(raw, magicLinkPrefix);
-  if (!hash) throw problems.unauthorized("the sign-in link is not valid");
+  if (!hash) throw problem("unauthorized", "the sign-in link is not valid");
   return sql.begin(async (tx) => {
     const [spent] = await tx<{ email: string }[]>`
       UPDATE magic_link_tokens SET consumed_at = now()
       WHERE token_hash = ${hash} AND consumed_at IS NULL AND expires_at > now()
       RETURNING email`;
-    if (!spent) throw problems.unauthorized("the sign-in link is unknown, expired or already used");
+    if (!spent) throw problem("unauthorized", "the sign-in link is unknown, expired or already used");
     const user = await findOrCreateUser(tx, spent.email);
     return { user, session: await createSession(tx, user.id, sessionTtlHours) };
   });

@@ -1,7 +1,7 @@
 import nodemailer from "nodemailer";
 import type { Config } from "../../config.ts";
-import type { Sql } from "../../db/client.ts";
-import { problems } from "../../http/problem.ts";
+import { problem } from "../../core/problem.ts";
+import type { Sql } from "../../db/sql.ts";
 import type { Logger } from "../../log.ts";
 
 export interface Mail {
@@ -40,7 +40,7 @@ function smtpMailer(url: string, from: string, log: Logger): Mailer {
         await transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text });
       } catch (error) {
         log.error("mail could not be sent", { to: mail.to, subject: mail.subject, error: String(error) });
-        throw problems.unavailable("mail_unavailable", "the e-mail could not be sent; try again later");
+        throw problem("mail_unavailable", "the e-mail could not be sent; try again later");
       }
     },
   };

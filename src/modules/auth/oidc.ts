@@ -1,8 +1,8 @@
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from "jose";
 import type { Config, OidcProviderConfig } from "../../config.ts";
-import type { Sql } from "../../db/client.ts";
-import { ProblemError, problems } from "../../http/problem.ts";
-import { sha256 } from "../keys/key-format.ts";
+import { ProblemError, problem } from "../../core/problem.ts";
+import { randomToken, sha256 } from "../../core/secrets.ts";
+import type { Sql } from "../../db/sql.ts";
 import { createSession, type IssuedSession } from "./sessions.ts";
 import { type User, unlinkOidcAccount, userForOidcAccount } from "./users.ts";
 
@@ -17,7 +17,6 @@ interface Discovery {
   jwks_uri: string;
 }
 
-const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
 const s256 = (verifier: string) => Buffer.from(sha256(verifier)).toString("base64url");
 
 /**
@@ -50,7 +49,7 @@ export class OidcSignIn {
   async unlink(sql: Sql, providerId: string, userId: string): Promise<void> {
     const provider = this.#provider(providerId);
     if (!(await unlinkOidcAccount(sql, userId, provider.issuer))) {
-      throw problems.notFound("oidc_link_not_found", `you have no account linked at "${providerId}"`);
+      throw problem("oidc_link_not_found", `you have no account linked at "${providerId}"`);
     }
   }
 
@@ -60,7 +59,7 @@ export class OidcSignIn {
 
   #provider(id: string): OidcProviderConfig {
     const provider = this.#providers.get(id);
-    if (!provider) throw problems.notFound("oidc_provider_not_found", `no sign-in provider "${id}" is configured`);
+    if (!provider) throw problem("oidc_provider_not_found", `no sign-in provider "${id}" is configured`);
     return provider;
   }
 
@@ -74,7 +73,7 @@ export class OidcSignIn {
       if (!response.ok) throw new Error(`status ${response.status}`);
       discovery = (await response.json()) as Discovery;
     } catch (error) {
-      throw problems.unavailable(
+      throw problem(
         "oidc_provider_unavailable",
         `the sign-in provider's discovery failed: ${(error as Error).message}`,
       );
@@ -85,10 +84,7 @@ export class OidcSignIn {
       !discovery.token_endpoint ||
       !discovery.jwks_uri
     ) {
-      throw problems.unavailable(
-        "oidc_provider_unavailable",
-        "the sign-in provider's discovery document is not usable",
-      );
+      throw problem("oidc_provider_unavailable", "the sign-in provider's discovery document is not usable");
     }
     const entry = { at: Date.now(), discovery, jwks: createRemoteJWKSet(new URL(discovery.jwks_uri)) };
     this.#discovered.set(provider.id, entry);
@@ -126,13 +122,13 @@ export class OidcSignIn {
     params: { code?: string; state?: string; error?: string },
   ): Promise<{ user: User; session: IssuedSession }> {
     const provider = this.#provider(providerId);
-    if (params.error) throw problems.unauthorized(`the sign-in provider refused: ${params.error}`);
-    if (!params.code || !params.state) throw problems.unauthorized("the sign-in response lacks code or state");
+    if (params.error) throw problem("unauthorized", `the sign-in provider refused: ${params.error}`);
+    if (!params.code || !params.state) throw problem("unauthorized", "the sign-in response lacks code or state");
     const [login] = await sql<{ code_verifier: string; nonce: string }[]>`
       UPDATE oidc_login_states SET consumed_at = now()
       WHERE state_hash = ${sha256(params.state)} AND provider = ${provider.id} AND consumed_at IS NULL AND expires_at > now()
       RETURNING code_verifier, nonce`;
-    if (!login) throw problems.unauthorized("the sign-in state is unknown, expired or already used");
+    if (!login) throw problem("unauthorized", "the sign-in state is unknown, expired or already used");
 
     const { discovery, jwks } = await this.#discover(provider);
     const idToken = await this.#exchange(provider, discovery, params.code, login.code_verifier);
@@ -140,24 +136,25 @@ export class OidcSignIn {
     try {
       ({ payload: claims } = await jwtVerify(idToken, jwks, { issuer: provider.issuer, audience: provider.client_id }));
     } catch (error) {
-      throw problems.unauthorized(`the ID token did not verify: ${(error as Error).message}`);
+      throw problem("unauthorized", `the ID token did not verify: ${(error as Error).message}`);
     }
-    if (claims.nonce !== login.nonce) throw problems.unauthorized("the ID token's nonce does not match this sign-in");
+    if (claims.nonce !== login.nonce) throw problem("unauthorized", "the ID token's nonce does not match this sign-in");
     const email = typeof claims.email === "string" ? claims.email : undefined;
     // The e-mail is the account (and the operator-admin allowlist key): only one the provider
     // says it verified may sign in. Some providers send the claim as the string "true".
     const verified = claims.email_verified === true || claims.email_verified === "true";
     if (!email || !verified) {
-      throw problems.unauthorized("the provider did not vouch for a verified e-mail address");
+      throw problem("unauthorized", "the provider did not vouch for a verified e-mail address");
     }
     if (typeof claims.sub !== "string" || claims.sub === "") {
-      throw problems.unauthorized("the ID token names no subject");
+      throw problem("unauthorized", "the ID token names no subject");
     }
     const account = { issuer: provider.issuer, subject: claims.sub, verifiedEmail: email };
     return sql.begin(async (tx) => {
       const user = await userForOidcAccount(tx, account);
       if (!user) {
-        throw problems.unauthorized(
+        throw problem(
+          "unauthorized",
           "this e-mail address already signs in with another account at this provider; use that account or a sign-in link",
         );
       }
@@ -192,12 +189,12 @@ export class OidcSignIn {
       });
       body = (await response.json()) as typeof body;
       if (!response.ok)
-        throw problems.unauthorized(`the provider refused the code: ${String(body.error ?? response.status)}`);
+        throw problem("unauthorized", `the provider refused the code: ${String(body.error ?? response.status)}`);
     } catch (error) {
       if (error instanceof ProblemError) throw error;
-      throw problems.unavailable("oidc_provider_unavailable", `the token exchange failed: ${(error as Error).message}`);
+      throw problem("oidc_provider_unavailable", `the token exchange failed: ${(error as Error).message}`);
     }
-    if (typeof body.id_token !== "string") throw problems.unauthorized("the provider answered no ID token");
+    if (typeof body.id_token !== "string") throw problem("unauthorized", "the provider answered no ID token");
     return body.id_token;
   }
 }

@@ -1,4 +1,4 @@
-import type { Sql } from "../../db/client.ts";
+import type { Sql } from "../../db/sql.ts";
 
 // Arbitrary constant: only one instance purges at a time.
 const purgeLockKey = 7_260_331_020;

@@ -1,17 +1,9 @@
-import type { Queryable } from "../../db/client.ts";
-import { problems } from "../../http/problem.ts";
-import { hashPresentedSecret, mintSecret } from "./secrets.ts";
+import type { SessionUser } from "../../core/caller.ts";
+import { problem } from "../../core/problem.ts";
+import { hashPresentedSecret, mintSecret } from "../../core/secrets.ts";
+import type { Queryable } from "../../db/sql.ts";
 
 export const sessionTokenPrefix = "sess_";
-
-/** A signed-in person, as a request handler sees them. */
-export interface SessionUser {
-  sessionId: string;
-  userId: string;
-  email: string;
-  isOperatorAdmin: boolean;
-  expiresAt: Date;
-}
 
 export interface IssuedSession {
   token: string;
@@ -36,7 +28,7 @@ export async function authenticateSession(
   beforeLookup: () => void = () => {},
 ): Promise<SessionUser> {
   if (!raw)
-    throw problems.unauthorized("sign in first: send the session as Authorization: Bearer or the session cookie");
+    throw problem("unauthorized", "sign in first: send the session as Authorization: Bearer or the session cookie");
   const hash = hashPresentedSecret(raw, sessionTokenPrefix);
   if (hash) beforeLookup();
   const [row] = hash
@@ -45,7 +37,7 @@ export async function authenticateSession(
         FROM user_sessions s JOIN users u ON u.id = s.user_id
         WHERE s.token_hash = ${hash} AND s.revoked_at IS NULL AND s.expires_at > now()`
     : [];
-  if (!row) throw problems.unauthorized("the session is unknown, expired or signed out");
+  if (!row) throw problem("unauthorized", "the session is unknown, expired or signed out");
   return {
     sessionId: row.id,
     userId: row.user_id,

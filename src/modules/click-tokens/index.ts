@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { invalid, problem } from "../../core/problem.ts";
 import { apiKeyAuth } from "../../http/auth.ts";
-import { problems } from "../../http/problem.ts";
 import { assertStorableJson } from "../ingest/json-safety.ts";
 import { ingestLimits } from "../ingest/limits.ts";
 import { httpUrlHost } from "../ingest/values.ts";
@@ -13,15 +13,15 @@ export const clickTokensModule = (ctx: AppContext) =>
     "/click-tokens",
     async ({ body, principal }) => {
       if (principal.orgType === "content_owner") {
-        throw problems.forbidden("platform_key_required", "click tokens are issued to platform and agent keys only");
+        throw problem("platform_key_required", "click tokens are issued to platform and agent keys only");
       }
       assertStorableJson(body, ingestLimits.maxJsonDepth);
       const host = httpUrlHost(body.content_url);
       if ("reason" in host) {
-        throw problems.invalid(`content_url ${host.reason}`, [{ path: "/content_url", message: host.reason }]);
+        throw invalid(`content_url ${host.reason}`, [{ path: "/content_url", message: host.reason }]);
       }
       const issued = await issueClickToken(ctx.sql, principal.orgId, body.session_id, body.content_url);
-      if (!issued) throw problems.notFound("session_not_found", "your organisation has no session with this id");
+      if (!issued) throw problem("session_not_found", "your organisation has no session with this id");
       return issued;
     },
     {

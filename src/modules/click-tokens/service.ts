@@ -1,8 +1,11 @@
-import type { Sql } from "../../db/client.ts";
-import { clickTokenHash, mintClickToken } from "./token.ts";
+import { hashPresentedSecret, mintSecret } from "../../core/secrets.ts";
+import type { Sql } from "../../db/sql.ts";
 
 /** Click token lifetime (the interface's limits table). */
 export const clickTokenLifetimeDays = 90;
+
+/** Click tokens travel in outbound links (`?ctx=`); only their SHA-256 is stored. */
+const clickTokenPrefix = "ctx_";
 
 export interface IssuedClickToken {
   token: string;
@@ -21,7 +24,7 @@ export async function issueClickToken(
   sessionId: string,
   contentUrl: string,
 ): Promise<IssuedClickToken | undefined> {
-  const minted = mintClickToken();
+  const minted = mintSecret(clickTokenPrefix);
   const [row] = await sql<{ expires_at: Date }[]>`
     INSERT INTO click_tokens (token_hash, session_id, org_id, content_url, expires_at)
     SELECT ${minted.hash}, s.id, s.org_id, ${contentUrl}, now() + make_interval(days => ${clickTokenLifetimeDays})
@@ -40,7 +43,7 @@ export interface ClickTokenSession {
 export async function resolveClickTokens(sql: Sql, raws: readonly string[]): Promise<Map<string, ClickTokenSession>> {
   const byHash = new Map<string, string>();
   for (const raw of raws) {
-    const hash = clickTokenHash(raw);
+    const hash = hashPresentedSecret(raw, clickTokenPrefix);
     if (hash) byHash.set(Buffer.from(hash).toString("hex"), raw);
   }
   const resolved = new Map<string, ClickTokenSession>();

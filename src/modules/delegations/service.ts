@@ -1,4 +1,4 @@
-import type { Sql } from "../../db/client.ts";
+import type { Sql } from "../../db/sql.ts";
 import { OrganizationNotFoundError } from "../keys/service.ts";
 import { findOrganization } from "../organizations/service.ts";
 

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { invalid, problem } from "../../core/problem.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
-import { problems } from "../../http/problem.ts";
 import { sessionAuth, sessionOrKeySecurity } from "../../http/session-auth.ts";
 import { recordAudit } from "../audit/service.ts";
 import { resolveOrgAccess } from "../organizations/access.ts";
@@ -31,7 +31,7 @@ export const domainsModule = (ctx: AppContext) =>
       async ({ caller, query, body, set }) => {
         const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "write");
         if (access.orgType !== "content_owner") {
-          throw problems.forbidden("content_owner_only", "only content-owner organisations register domains");
+          throw problem("content_owner_only", "only content-owner organisations register domains");
         }
         const domain = await withDomainInput("/domain", () =>
           ctx.sql.begin(async (tx) => {
@@ -85,7 +85,7 @@ export const domainsModule = (ctx: AppContext) =>
       async ({ caller, query, params }) => {
         const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "read");
         const domain = await findDomain(ctx.sql, access.orgId, await canonical(params.domain));
-        if (!domain) throw problems.notFound("domain_not_found", "this organisation has not registered that domain");
+        if (!domain) throw problem("domain_not_found", "this organisation has not registered that domain");
         return domainOnWire(domain);
       },
       {
@@ -105,12 +105,12 @@ export const domainsModule = (ctx: AppContext) =>
         const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "write");
         const name = await canonical(params.domain);
         const domain = await findDomain(ctx.sql, access.orgId, name);
-        if (!domain) throw problems.notFound("domain_not_found", "this organisation has not registered that domain");
+        if (!domain) throw problem("domain_not_found", "this organisation has not registered that domain");
         if (domain.state === "verified") return domainOnWire(domain);
         // The probe talks to the outside world: never while holding a transaction.
         const failure = await checkChallenge(ctx.domainProbe, name, domain.challenge, body.method);
         if (failure) {
-          throw problems.invalid(failure, [{ path: "/method", message: failure }], "verification_failed");
+          throw invalid(failure, [{ path: "/method", message: failure }], "verification_failed");
         }
         const verified = await ctx.sql
           .begin(async (tx) => {
@@ -126,11 +126,11 @@ export const domainsModule = (ctx: AppContext) =>
             return row;
           })
           .catch((error: unknown) => {
-            if (error instanceof DomainConflictError) throw problems.conflict("domain_taken", error.message);
+            if (error instanceof DomainConflictError) throw problem("domain_taken", error.message);
             throw error;
           });
         ctx.keys.forget({ orgId: access.orgId });
-        if (!verified) throw problems.notFound("domain_not_found", "this organisation has not registered that domain");
+        if (!verified) throw problem("domain_not_found", "this organisation has not registered that domain");
         return domainOnWire(verified);
       },
       {
@@ -154,7 +154,7 @@ export const domainsModule = (ctx: AppContext) =>
         const name = await canonical(params.domain);
         await ctx.sql.begin(async (tx) => {
           const removed = await removeDomain(tx, access.orgId, name);
-          if (!removed) throw problems.notFound("domain_not_found", "this organisation has not registered that domain");
+          if (!removed) throw problem("domain_not_found", "this organisation has not registered that domain");
           await recordAudit(tx, {
             actor: access.actor,
             orgId: access.orgId,

@@ -1,4 +1,4 @@
-import { problems } from "../../http/problem.ts";
+import { invalid } from "../../core/problem.ts";
 import { DomainError } from "./normalize.ts";
 
 /** Runs `fn`, turning a refused host name into a 422 naming the body field it came from. */
@@ -7,7 +7,7 @@ export async function withDomainInput<T>(path: string, fn: () => Promise<T>): Pr
     return await fn();
   } catch (error) {
     if (error instanceof DomainError) {
-      throw problems.invalid(error.message, [{ path, message: error.message }], "invalid_domain");
+      throw invalid(error.message, [{ path, message: error.message }], "invalid_domain");
     }
     throw error;
   }

@@ -1,5 +1,5 @@
 import postgres from "postgres";
-import type { Queryable } from "../../db/client.ts";
+import type { Queryable } from "../../db/sql.ts";
 import { normalizeDomain } from "./normalize.ts";
 
 export const verificationMethods = ["dns_txt", "https_file", "partner_attestation", "operator"] as const;

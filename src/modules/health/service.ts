@@ -1,5 +1,5 @@
-import type { Sql } from "../../db/client.ts";
-import { problems } from "../../http/problem.ts";
+import { problem } from "../../core/problem.ts";
+import type { Sql } from "../../db/sql.ts";
 
 const readinessTimeoutMs = 2000;
 
@@ -13,7 +13,7 @@ export async function checkDatabase(sql: Sql): Promise<number> {
   try {
     await Promise.race([sql`SELECT 1`, timeout]);
   } catch {
-    throw problems.unavailable("database_unavailable", "the database is not reachable");
+    throw problem("database_unavailable", "the database is not reachable");
   } finally {
     clearTimeout(timer);
   }

@@ -1,6 +1,6 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { Static, TSchema } from "elysia";
-import type { FieldError } from "../../http/problem.ts";
+import type { FieldError } from "../../core/problem.ts";
 import type { EventInput } from "./event-rules.ts";
 import { unsafeJsonValues } from "./json-safety.ts";
 import { ingestLimits } from "./limits.ts";

@@ -1,5 +1,5 @@
 import type { Static } from "elysia";
-import type { FieldError } from "../../http/problem.ts";
+import type { FieldError } from "../../core/problem.ts";
 import { escapePointer } from "./json-safety.ts";
 import { ingestLimits } from "./limits.ts";
 import { type Event, type EventType, eventTypes, type SourceRole, sourceRoles } from "./model.ts";

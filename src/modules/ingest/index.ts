@@ -1,7 +1,7 @@
 import { Elysia, type TSchema } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { invalid, problem } from "../../core/problem.ts";
 import { apiKeyAuth } from "../../http/auth.ts";
-import { problems } from "../../http/problem.ts";
 import { outcomeValueProblem, sessionHeader } from "./documents.ts";
 import { assertStorableJson } from "./json-safety.ts";
 import { ingestLimits } from "./limits.ts";
@@ -35,8 +35,9 @@ export const ingestModule = (ctx: AppContext) =>
       "/sessions/start",
       async ({ body, principal }) => {
         assertStorableJson(body, ingestLimits.maxJsonDepth);
-        const problem = body.manifest_ref === undefined ? undefined : manifestRefProblem(body.manifest_ref);
-        if (problem) throw problems.invalid(`manifest_ref ${problem}`, [{ path: "/manifest_ref", message: problem }]);
+        const manifestError = body.manifest_ref === undefined ? undefined : manifestRefProblem(body.manifest_ref);
+        if (manifestError)
+          throw invalid(`manifest_ref ${manifestError}`, [{ path: "/manifest_ref", message: manifestError }]);
         const sessionId = crypto.randomUUID();
         const header = sessionHeader(sessionId, body);
         await writeIngest(ctx.sql, { orgId: principal.orgId, header, implicitSessions: [], events: [] });
@@ -75,10 +76,10 @@ export const ingestModule = (ctx: AppContext) =>
       "/sessions/end",
       async ({ body, principal }) => {
         assertStorableJson(body, ingestLimits.maxJsonDepth);
-        const problem = body.outcome ? outcomeValueProblem(body.outcome) : undefined;
-        if (problem) throw problems.invalid(`outcome: ${problem}`, [{ path: "/outcome", message: problem }]);
+        const outcomeError = body.outcome ? outcomeValueProblem(body.outcome) : undefined;
+        if (outcomeError) throw invalid(`outcome: ${outcomeError}`, [{ path: "/outcome", message: outcomeError }]);
         const ended = await endSession(ctx.sql, principal.orgId, body.session_id, body.outcome);
-        if (!ended) throw problems.notFound("session_not_found", "your organisation has no session with this id");
+        if (!ended) throw problem("session_not_found", "your organisation has no session with this id");
         return {
           session_id: body.session_id,
           ended_at: ended.ended_at.toISOString(),

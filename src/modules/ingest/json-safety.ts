@@ -1,4 +1,4 @@
-import { type FieldError, problems } from "../../http/problem.ts";
+import { type FieldError, invalid } from "../../core/problem.ts";
 
 const maxReported = 50;
 
@@ -63,7 +63,7 @@ export function escapePointer(segment: string): string {
 export function assertStorableJson(body: unknown, maxDepth: number): void {
   const errors = unsafeJsonValues(body, maxDepth);
   if (errors.length > 0) {
-    throw problems.invalid(
+    throw invalid(
       `the request body holds values that cannot be stored: ${errors.map((e) => e.path).join(", ")}`,
       errors,
     );

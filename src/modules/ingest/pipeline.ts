@@ -1,8 +1,8 @@
-import type { Sql } from "../../db/client.ts";
-import { type FieldError, problems } from "../../http/problem.ts";
+import type { Principal } from "../../core/caller.ts";
+import { type FieldError, invalid, problem } from "../../core/problem.ts";
+import type { Sql } from "../../db/sql.ts";
 import { resolveClickTokens } from "../click-tokens/service.ts";
 import { isWithinDomain } from "../domains/normalize.ts";
-import type { Principal } from "../keys/authenticator.ts";
 import { type IngestDocument, readDocument } from "./documents.ts";
 import { type CheckedEvent, checkEvent } from "./event-rules.ts";
 import type { PrivacyLevel } from "./model.ts";
@@ -37,15 +37,15 @@ class Refusal {
   /** `eventCount` undefined: the document itself failed, whatever its events did. */
   throwIfAny(eventCount?: number): void {
     if (this.errors.length === 0) return;
-    const invalid = [...this.events].sort((a, b) => a - b);
+    const invalidEvents = [...this.events].sort((a, b) => a - b);
     // Document-level failures first, then event by event (stable within an event).
     const eventOf = (error: FieldError) => Number(/^\/events?\/(\d+)/.exec(error.path)?.[1] ?? -1);
     this.errors.sort((a, b) => eventOf(a) - eventOf(b));
     const detail =
-      eventCount !== undefined && invalid.length > 0
-        ? `${invalid.length} of ${eventCount} events are invalid; nothing was stored`
+      eventCount !== undefined && invalidEvents.length > 0
+        ? `${invalidEvents.length} of ${eventCount} events are invalid; nothing was stored`
         : "the document is invalid; nothing was stored";
-    throw problems.invalid(detail, this.errors, "validation_failed", { invalid_events: invalid });
+    throw invalid(detail, this.errors, "validation_failed", { invalid_events: invalidEvents });
   }
 }
 
@@ -153,7 +153,7 @@ function enforceOwnerDomains(document: IngestDocument, principal: Principal): vo
     if (!onOwnDomain) offending.push(index);
   });
   if (offending.length === 0) return;
-  throw problems.forbidden(
+  throw problem(
     "outside_verified_domains",
     `a content-owner key may report only events whose content_url lies on its verified domains; events ${offending.join(", ")} do not`,
     { offending_events: offending, verified_domains: principal.verifiedDomains },
@@ -261,7 +261,7 @@ async function refuseForeignSessions(
   }
   // A claim lost to a concurrent creation is visible now; if not, the caller may simply retry.
   if (refusal.errors.length === 0) {
-    throw problems.conflict("session_conflict", "a session of this request was claimed concurrently; retry");
+    throw problem("session_conflict", "a session of this request was claimed concurrently; retry");
   }
   refusal.throwIfAny(document.events.length);
 }

@@ -1,5 +1,5 @@
 import postgres from "postgres";
-import type { Sql } from "../../db/client.ts";
+import type { Sql } from "../../db/sql.ts";
 import { recordSessionFirsts, sessionFirstColumns } from "../reads/session-firsts.ts";
 import type { SessionHeader } from "./documents.ts";
 import type { OutcomeValue, PrivacyLevel } from "./model.ts";

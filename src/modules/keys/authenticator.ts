@@ -1,20 +1,12 @@
-import type { Listen, Sql } from "../../db/client.ts";
-import { problems } from "../../http/problem.ts";
+import type { Principal } from "../../core/caller.ts";
+import type { OrgType } from "../../core/organizations.ts";
+import { problem } from "../../core/problem.ts";
+import type { Scope } from "../../core/scopes.ts";
+import { sameHash } from "../../core/secrets.ts";
+import type { Listen, Sql } from "../../db/sql.ts";
 import { SingleFlight } from "../../http/single-flight.ts";
 import type { Logger } from "../../log.ts";
-import type { OrgType } from "../organizations/service.ts";
-import { keyPrefixes, type ParsedKey, parseKey, sameHash } from "./key-format.ts";
-import type { Scope } from "./scopes.ts";
-
-/** Who is calling with an API key, and what it may do. */
-export interface Principal {
-  keyId: string;
-  orgId: string;
-  orgType: OrgType;
-  scopes: ReadonlySet<Scope>;
-  /** The organisation's verified domains (each also covers its subdomains). */
-  verifiedDomains: readonly string[];
-}
+import { keyPrefixes, type ParsedKey, parseKey } from "./key-format.ts";
 
 interface KeyRow {
   id: string;
@@ -46,9 +38,9 @@ export class KeyAuthenticator {
 
   /** `beforeLookup` runs when the key must be looked up in the database (not in memory); it may throw. */
   async authenticate(raw: string | undefined | null, beforeLookup: () => void = () => {}): Promise<Principal> {
-    if (!raw) throw problems.unauthorized("missing API key: send it in the X-API-Key header");
+    if (!raw) throw problem("unauthorized", "missing API key: send it in the X-API-Key header");
     const parsed = parseKey(raw);
-    if (!parsed) throw problems.unauthorized("unrecognised API key");
+    if (!parsed) throw problem("unauthorized", "unrecognised API key");
     const cacheKey = Buffer.from(parsed.hash).toString("hex");
     const cached = this.#cache.get(cacheKey);
     if (cached && cached.expires > Date.now()) return cached.principal;
@@ -72,9 +64,9 @@ export class KeyAuthenticator {
     // The hash comparison is constant-time; the prefix must also match the org type it was minted for.
     if (!row || !sameHash(row.secret_hash, parsed.hash) || keyPrefixes[row.org_type] !== parsed.prefix) {
       this.#cache.delete(cacheKey);
-      throw problems.unauthorized("unrecognised API key");
+      throw problem("unauthorized", "unrecognised API key");
     }
-    if (row.revoked_at) throw problems.unauthorized("this API key has been revoked");
+    if (row.revoked_at) throw problem("unauthorized", "this API key has been revoked");
 
     const principal: Principal = {
       keyId: row.id,

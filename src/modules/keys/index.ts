@@ -1,14 +1,14 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { invalid, problem } from "../../core/problem.ts";
+import { effectiveScopes, UnknownScopeError } from "../../core/scopes.ts";
 import { requireObjectBody } from "../../http/object-body.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
-import { problems } from "../../http/problem.ts";
 import { sessionAuth, sessionOrKeySecurity } from "../../http/session-auth.ts";
 import { recordAudit } from "../audit/service.ts";
 import { resolveOrgAccess } from "../organizations/access.ts";
 import { OrgIdQuery } from "../organizations/model.ts";
 import { CreatedKey, CreateKey, KeyRecord } from "./model.ts";
-import { effectiveScopes, UnknownScopeError } from "./scopes.ts";
 import { countApiKeys, createApiKey, listApiKeys, revokeApiKey } from "./service.ts";
 
 export const keysModule = (ctx: AppContext) =>
@@ -23,12 +23,12 @@ export const keysModule = (ctx: AppContext) =>
           scopes = effectiveScopes(body.scopes);
         } catch (error) {
           if (!(error instanceof UnknownScopeError)) throw error;
-          throw problems.invalid(error.message, [{ path: "/scopes", message: error.message }], "unknown_scope");
+          throw invalid(error.message, [{ path: "/scopes", message: error.message }], "unknown_scope");
         }
         if (caller.kind === "key") {
           const beyond = scopes.filter((scope) => !caller.principal.scopes.has(scope as never));
           if (beyond.length > 0) {
-            throw problems.forbidden(
+            throw problem(
               "scope_escalation",
               `an API key cannot mint a key with scopes it lacks: ${beyond.join(", ")}`,
               {
@@ -93,7 +93,7 @@ export const keysModule = (ctx: AppContext) =>
         const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "write");
         const revoked = await ctx.sql.begin(async (tx) => {
           const record = await revokeApiKey(tx, params.id, access.orgId);
-          if (!record) throw problems.notFound("key_not_found", "this organisation has no such key");
+          if (!record) throw problem("key_not_found", "this organisation has no such key");
           await recordAudit(tx, {
             actor: access.actor,
             orgId: access.orgId,

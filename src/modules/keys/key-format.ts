@@ -1,5 +1,5 @@
-import { timingSafeEqual } from "node:crypto";
-import type { OrgType } from "../organizations/service.ts";
+import type { OrgType } from "../../core/organizations.ts";
+import { mintSecret, sha256 } from "../../core/secrets.ts";
 
 export const keyPrefixes = { content_owner: "svc_pub_", platform: "svc_pk_", agent: "svc_pk_" } as const;
 const secretLength = 43; // 32 random bytes, base64url
@@ -12,10 +12,6 @@ export interface ParsedKey {
   hash: Uint8Array;
 }
 
-export function sha256(value: string): Uint8Array {
-  return new Bun.CryptoHasher("sha256").update(value).digest() as Uint8Array;
-}
-
 export function mintRawKey(orgType: OrgType): {
   raw: string;
   lookupId: string;
@@ -23,10 +19,9 @@ export function mintRawKey(orgType: OrgType): {
   displayPrefix: string;
 } {
   const prefix = keyPrefixes[orgType];
-  const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
-  const raw = `${prefix}${secret}`;
-  const lookupId = secret.slice(0, lookupLength);
-  return { raw, lookupId, hash: sha256(raw), displayPrefix: `${prefix}${lookupId}` };
+  const { raw, hash } = mintSecret(prefix);
+  const lookupId = raw.slice(prefix.length, prefix.length + lookupLength);
+  return { raw, lookupId, hash, displayPrefix: `${prefix}${lookupId}` };
 }
 
 /** Splits a presented key into its non-secret lookup id and its hash; null when it cannot be a key. */
@@ -35,8 +30,4 @@ export function parseKey(raw: string | undefined | null): ParsedKey | null {
   const match = keyPattern.exec(raw);
   if (!match?.[1] || match[2]?.length !== secretLength) return null;
   return { prefix: match[1], lookupId: match[2].slice(0, lookupLength), hash: sha256(raw) };
-}
-
-export function sameHash(a: Uint8Array, b: Uint8Array): boolean {
-  return a.byteLength === b.byteLength && timingSafeEqual(a, b);
 }

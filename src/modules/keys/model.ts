@@ -1,6 +1,6 @@
 import { t } from "elysia";
+import { allScopes } from "../../core/scopes.ts";
 import { Text } from "../../http/text.ts";
-import { allScopes } from "./scopes.ts";
 
 const ScopeName = t.String({ description: `one of ${allScopes.join(", ")}` });
 

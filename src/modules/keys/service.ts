@@ -1,7 +1,7 @@
-import type { Queryable } from "../../db/client.ts";
+import { effectiveScopes, type Scope } from "../../core/scopes.ts";
+import type { Queryable } from "../../db/sql.ts";
 import { findOrganization } from "../organizations/service.ts";
 import { mintRawKey } from "./key-format.ts";
-import { effectiveScopes, type Scope } from "./scopes.ts";
 
 /** A key as it is listed: never the secret, only its display prefix. */
 export interface ApiKeyRecord {

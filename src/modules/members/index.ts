@@ -1,8 +1,9 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { auditActorOf } from "../../core/caller.ts";
+import { ProblemError, problem } from "../../core/problem.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
-import { ProblemError, problems } from "../../http/problem.ts";
-import { auditActorOf, sessionAuth, sessionSecurity } from "../../http/session-auth.ts";
+import { sessionAuth, sessionSecurity } from "../../http/session-auth.ts";
 import { resolveOrgAccess } from "../organizations/access.ts";
 import { OrgIdQuery } from "../organizations/model.ts";
 import { findOrganization } from "../organizations/service.ts";
@@ -65,7 +66,7 @@ export const membersModule = (ctx: AppContext) =>
         // Members' e-mail addresses are for people of the organisation, not for
         // keys deployed on servers and edges (identity:read covers domains, keys, delegations).
         if (caller.kind === "key") {
-          throw problems.forbidden("session_required", "listing members needs a member's session, not an API key");
+          throw problem("session_required", "listing members needs a member's session, not an API key");
         }
         const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "read");
         const page = pageOf(query);
@@ -86,7 +87,7 @@ export const membersModule = (ctx: AppContext) =>
       async ({ caller, query, params, body }) => {
         const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "manage");
         const member = await findMember(ctx.sql, access.orgId, params.user_id);
-        if (!member) throw problems.notFound("member_not_found", "no such member of this organisation");
+        if (!member) throw problem("member_not_found", "no such member of this organisation");
         assertMayChange(access.role, member.role);
         assertMayAssign(access.role, body.role);
         return changeRole(ctx.sql, { orgId: access.orgId, member, role: body.role, actor: access.actor });
@@ -109,9 +110,9 @@ export const membersModule = (ctx: AppContext) =>
       async ({ caller, query, params, set }) => {
         const leaving = caller.kind === "session" && caller.user.userId === params.user_id;
         const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, leaving ? "read" : "manage");
-        if (caller.kind === "key") throw problems.forbidden("session_required", "members are managed with a session");
+        if (caller.kind === "key") throw problem("session_required", "members are managed with a session");
         const member = await findMember(ctx.sql, access.orgId, params.user_id);
-        if (!member) throw problems.notFound("member_not_found", "no such member of this organisation");
+        if (!member) throw problem("member_not_found", "no such member of this organisation");
         if (!leaving) assertMayChange(access.role, member.role);
         await removeMember(ctx.sql, { orgId: access.orgId, member, actor: access.actor });
         set.status = 204;

@@ -1,5 +1,5 @@
-import { problems } from "../../http/problem.ts";
-import type { MemberRole } from "../organizations/access.ts";
+import type { MemberRole } from "../../core/organizations.ts";
+import { problem } from "../../core/problem.ts";
 
 /**
  * Who may change whom. Owners manage everyone; admins manage admins and members
@@ -7,12 +7,12 @@ import type { MemberRole } from "../organizations/access.ts";
  */
 export function assertMayAssign(actorRole: MemberRole | undefined, role: MemberRole): void {
   if (role === "owner" && actorRole !== "owner") {
-    throw problems.forbidden("owner_role_required", "only an owner may make someone an owner");
+    throw problem("owner_role_required", "only an owner may make someone an owner");
   }
 }
 
 export function assertMayChange(actorRole: MemberRole | undefined, targetRole: MemberRole): void {
   if (targetRole === "owner" && actorRole !== "owner") {
-    throw problems.forbidden("owner_role_required", "only an owner may change or remove an owner");
+    throw problem("owner_role_required", "only an owner may change or remove an owner");
   }
 }

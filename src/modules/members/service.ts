@@ -1,9 +1,10 @@
-import type { Queryable, Sql } from "../../db/client.ts";
-import { problems } from "../../http/problem.ts";
-import { type AuditActor, recordAudit } from "../audit/service.ts";
+import type { AuditActor } from "../../core/caller.ts";
+import type { MemberRole } from "../../core/organizations.ts";
+import { problem } from "../../core/problem.ts";
+import type { Queryable, Sql } from "../../db/sql.ts";
+import { recordAudit } from "../audit/service.ts";
 import { normalizeEmail } from "../auth/users.ts";
 import { enqueueEvent } from "../events/outbox.ts";
-import type { MemberRole } from "../organizations/access.ts";
 import { addMember } from "../organizations/service.ts";
 
 export interface Member {
@@ -57,7 +58,7 @@ async function assertOwnerRemains(sql: Queryable, orgId: string, leavingUserId: 
   const owners = await sql<{ user_id: string }[]>`
     SELECT user_id FROM organization_members WHERE org_id = ${orgId}::uuid AND role = 'owner' FOR UPDATE`;
   if (owners.every((owner) => owner.user_id === leavingUserId)) {
-    throw problems.conflict("last_owner", "an organisation keeps at least one owner: make someone else owner first");
+    throw problem("last_owner", "an organisation keeps at least one owner: make someone else owner first");
   }
 }
 
@@ -113,7 +114,7 @@ export async function createInvite(
     SELECT id FROM invites
     WHERE org_id = ${input.orgId}::uuid AND email = ${email} AND claimed_at IS NULL AND revoked_at IS NULL
       AND expires_at > now()`;
-  if (existing) throw problems.conflict("invite_exists", `${email} already has an open invitation: revoke it first`);
+  if (existing) throw problem("invite_exists", `${email} already has an open invitation: revoke it first`);
   // An expired, unclaimed invitation no longer blocks a new one.
   await sql`
     UPDATE invites SET revoked_at = now()
@@ -165,7 +166,7 @@ export async function revokeInvite(
       UPDATE invites SET revoked_at = now()
       WHERE id = ${input.inviteId}::uuid AND org_id = ${input.orgId}::uuid AND claimed_at IS NULL AND revoked_at IS NULL
       RETURNING id, email`;
-    if (!invite) throw problems.notFound("invite_not_found", "this organisation has no such open invitation");
+    if (!invite) throw problem("invite_not_found", "this organisation has no such open invitation");
     await recordAudit(tx, {
       actor: input.actor,
       orgId: input.orgId,
@@ -188,12 +189,12 @@ export async function claimInvite(
 ): Promise<{ invite: Invite; role: MemberRole }> {
   return sql.begin(async (tx) => {
     const [invite] = await tx<Invite[]>`SELECT * FROM invites WHERE id = ${input.inviteId}::uuid FOR UPDATE`;
-    if (!invite || invite.revoked_at) throw problems.notFound("invite_not_found", "no such invitation");
+    if (!invite || invite.revoked_at) throw problem("invite_not_found", "no such invitation");
     if (invite.email !== normalizeEmail(input.email)) {
-      throw problems.forbidden("invite_not_for_you", "this invitation is addressed to another e-mail address");
+      throw problem("invite_not_for_you", "this invitation is addressed to another e-mail address");
     }
-    if (invite.claimed_at) throw problems.conflict("invite_claimed", "this invitation has already been claimed");
-    if (invite.expires_at.getTime() <= Date.now()) throw problems.gone("invite_expired", "this invitation has expired");
+    if (invite.claimed_at) throw problem("invite_claimed", "this invitation has already been claimed");
+    if (invite.expires_at.getTime() <= Date.now()) throw problem("invite_expired", "this invitation has expired");
 
     await addMember(tx, invite.org_id, input.userId, invite.role);
     const [member] = await tx<{ role: MemberRole }[]>`

@@ -1,12 +1,9 @@
-import type { Queryable } from "../../db/client.ts";
-import { problems } from "../../http/problem.ts";
-import { auditActorOf, type Caller } from "../../http/session-auth.ts";
-import type { AuditActor } from "../audit/service.ts";
-import type { Scope } from "../keys/scopes.ts";
-import type { OrgType } from "./service.ts";
-
-export const memberRoles = ["owner", "admin", "member"] as const;
-export type MemberRole = (typeof memberRoles)[number];
+import type { OrgAccess } from "../../core/caller.ts";
+import { type AuditActor, auditActorOf, type Caller } from "../../core/caller.ts";
+import type { MemberRole, OrgType } from "../../core/organizations.ts";
+import { invalid, problem } from "../../core/problem.ts";
+import type { Scope } from "../../core/scopes.ts";
+import type { Queryable } from "../../db/sql.ts";
 
 /**
  * What a route needs on an organisation:
@@ -15,15 +12,6 @@ export type MemberRole = (typeof memberRoles)[number];
  * - `manage`: an owner's or admin's session only (members, invites, audit: keys never reach these).
  */
 export type OrgNeed = "read" | "write" | "manage";
-
-export interface OrgAccess {
-  orgId: string;
-  orgType: OrgType;
-  caller: Caller;
-  actor: AuditActor;
-  /** The session user's role; undefined for API keys. */
-  role?: MemberRole;
-}
 
 const keyScopeFor: Record<Exclude<OrgNeed, "manage">, Scope> = { read: "identity:read", write: "identity:write" };
 
@@ -42,14 +30,14 @@ export async function resolveOrgAccess(
   if (caller.kind === "key") {
     const { principal } = caller;
     if (need === "manage") {
-      throw problems.forbidden("session_required", "this endpoint needs an owner's or admin's session, not an API key");
+      throw problem("session_required", "this endpoint needs an owner's or admin's session, not an API key");
     }
     if (requestedOrgId !== undefined && requestedOrgId !== principal.orgId) {
-      throw problems.forbidden("organization_mismatch", "an API key acts only on its own organisation");
+      throw problem("organization_mismatch", "an API key acts only on its own organisation");
     }
     const scope = keyScopeFor[need];
     if (!principal.scopes.has(scope)) {
-      throw problems.forbidden("missing_scope", `this API key lacks the ${scope} scope`, { required_scope: scope });
+      throw problem("missing_scope", `this API key lacks the ${scope} scope`, { required_scope: scope });
     }
     return { orgId: principal.orgId, orgType: principal.orgType, caller, actor: auditActorOf(caller) };
   }
@@ -61,7 +49,7 @@ export async function resolveOrgAccess(
       ${requestedOrgId === undefined ? sql`` : sql`AND m.org_id = ${requestedOrgId}::uuid`}
     LIMIT 2`;
   if (requestedOrgId === undefined && memberships.length !== 1) {
-    throw problems.invalid(
+    throw invalid(
       "name the organisation with the org_id query parameter",
       [
         {
@@ -76,9 +64,9 @@ export async function resolveOrgAccess(
     );
   }
   const membership = memberships[0];
-  if (!membership) throw problems.forbidden("not_a_member", "you are not a member of this organisation");
+  if (!membership) throw problem("not_a_member", "you are not a member of this organisation");
   if (need !== "read" && membership.role === "member") {
-    throw problems.forbidden("role_required", "this needs the owner or admin role in the organisation", {
+    throw problem("role_required", "this needs the owner or admin role in the organisation", {
       required_roles: ["owner", "admin"],
     });
   }

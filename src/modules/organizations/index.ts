@@ -1,8 +1,9 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { auditActorOf } from "../../core/caller.ts";
+import { invalid, problem } from "../../core/problem.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
-import { problems } from "../../http/problem.ts";
-import { auditActorOf, sessionAuth, sessionOrKeySecurity, sessionSecurity } from "../../http/session-auth.ts";
+import { sessionAuth, sessionOrKeySecurity, sessionSecurity } from "../../http/session-auth.ts";
 import { withDomainInput } from "../domains/input.ts";
 import { listDomains } from "../domains/service.ts";
 import { domainOnWire } from "../domains/wire.ts";
@@ -28,14 +29,14 @@ export const organizationsModule = (ctx: AppContext) =>
       async ({ body, user, set }) => {
         if (body.org_type !== "content_owner") {
           const endpoint = accessRequestEndpoints[body.org_type];
-          throw problems.forbidden(
+          throw problem(
             "access_request_required",
             `${body.org_type} organisations are not self-serve: submit an access request at POST ${endpoint}`,
             { access_request_endpoint: endpoint },
           );
         }
         if (body.domain === undefined) {
-          throw problems.invalid("a content owner needs a domain", [
+          throw invalid("a content owner needs a domain", [
             { path: "/domain", message: "is required for content_owner" },
           ]);
         }
@@ -85,7 +86,7 @@ export const organizationsModule = (ctx: AppContext) =>
       async ({ caller, params }) => {
         const access = await resolveOrgAccess(ctx.sql, caller, params.id, "read");
         const org = await findOrganization(ctx.sql, access.orgId);
-        if (!org) throw problems.notFound("organization_not_found", "no such organisation");
+        if (!org) throw problem("organization_not_found", "no such organisation");
         const domains = (await listDomains(ctx.sql, org.id, { limit: 100, offset: 0 })).map(domainOnWire);
         return { ...org, role: access.role ?? null, domains };
       },

@@ -1,5 +1,6 @@
-import type { Sql } from "../../db/client.ts";
-import { type AuditActor, recordAudit } from "../audit/service.ts";
+import type { AuditActor } from "../../core/caller.ts";
+import type { Sql } from "../../db/sql.ts";
+import { recordAudit } from "../audit/service.ts";
 import { type Domain, registerDomain } from "../domains/service.ts";
 import { addMember, createOrganization, type Organization } from "./service.ts";
 

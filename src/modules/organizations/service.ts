@@ -1,18 +1,11 @@
-import type { Queryable } from "../../db/client.ts";
-import type { MemberRole } from "./access.ts";
-
-export const orgTypes = ["content_owner", "platform", "agent"] as const;
-export type OrgType = (typeof orgTypes)[number];
+import type { MemberRole, OrgType } from "../../core/organizations.ts";
+import type { Queryable } from "../../db/sql.ts";
 
 export interface Organization {
   id: string;
   name: string;
   org_type: OrgType;
   created_at: Date;
-}
-
-export function isOrgType(value: string): value is OrgType {
-  return (orgTypes as readonly string[]).includes(value);
 }
 
 export async function createOrganization(

@@ -1,8 +1,9 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { auditActorOf } from "../../core/caller.ts";
 import { apiKeyAuth } from "../../http/auth.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
-import { auditActorOf, sessionAuth, sessionSecurity } from "../../http/session-auth.ts";
+import { sessionAuth, sessionSecurity } from "../../http/session-auth.ts";
 import { withDomainInput } from "../domains/input.ts";
 import { DomainRecord } from "../domains/model.ts";
 import { domainOnWire } from "../domains/wire.ts";

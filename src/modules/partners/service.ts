@@ -1,9 +1,9 @@
-import type { Queryable, Sql } from "../../db/client.ts";
-import { problems } from "../../http/problem.ts";
-import { type AuditActor, recordAudit } from "../audit/service.ts";
+import type { AuditActor, Principal } from "../../core/caller.ts";
+import { invalid, problem } from "../../core/problem.ts";
+import type { Queryable, Sql } from "../../db/sql.ts";
+import { recordAudit } from "../audit/service.ts";
 import { normalizeDomain } from "../domains/normalize.ts";
 import { type Domain, DomainConflictError, findDomain, registerDomain, verifyDomain } from "../domains/service.ts";
-import type { Principal } from "../keys/authenticator.ts";
 import { createInvite, type Invite } from "../members/service.ts";
 import { createOrganization, findOrganization, type Organization } from "../organizations/service.ts";
 
@@ -32,9 +32,9 @@ export async function enableTrustedPartner(
   actor: AuditActor & { label: string },
 ): Promise<TrustedPartner> {
   const org = await findOrganization(sql, orgId);
-  if (!org) throw problems.notFound("organization_not_found", "no such organisation");
+  if (!org) throw problem("organization_not_found", "no such organisation");
   if (org.org_type !== "platform") {
-    throw problems.invalid(
+    throw invalid(
       "only platform organisations can be trusted partners",
       [{ path: "/org_id", message: `is a ${org.org_type} organisation` }],
       "not_a_platform",
@@ -59,7 +59,7 @@ export async function enableTrustedPartner(
 export async function disableTrustedPartner(sql: Sql, orgId: string, actor: AuditActor): Promise<void> {
   await sql.begin(async (tx) => {
     const [row] = await tx`DELETE FROM trusted_partners WHERE org_id = ${orgId}::uuid RETURNING org_id`;
-    if (!row) throw problems.notFound("trusted_partner_not_found", "this organisation is not a trusted partner");
+    if (!row) throw problem("trusted_partner_not_found", "this organisation is not a trusted partner");
     await recordAudit(tx, {
       actor,
       orgId,
@@ -77,12 +77,12 @@ export async function disableTrustedPartner(sql: Sql, orgId: string, actor: Audi
 export async function assertTrustedPartner(sql: Queryable, principal: Principal): Promise<void> {
   for (const scope of ["partner:provision", "identity:write"] as const) {
     if (!principal.scopes.has(scope)) {
-      throw problems.forbidden("missing_scope", `this API key lacks the ${scope} scope`, { required_scope: scope });
+      throw problem("missing_scope", `this API key lacks the ${scope} scope`, { required_scope: scope });
     }
   }
   const [enabled] = await sql`SELECT 1 FROM trusted_partners WHERE org_id = ${principal.orgId}::uuid`;
   if (principal.orgType !== "platform" || !enabled) {
-    throw problems.forbidden("partner_not_enabled", "this organisation is not enabled as a trusted partner");
+    throw problem("partner_not_enabled", "this organisation is not enabled as a trusted partner");
   }
 }
 
@@ -135,7 +135,7 @@ async function attest(sql: Queryable, orgId: string, domain: string): Promise<Do
   try {
     return await verifyDomain(sql, orgId, domain, "partner_attestation");
   } catch (error) {
-    if (error instanceof DomainConflictError) throw problems.conflict("domain_taken", error.message);
+    if (error instanceof DomainConflictError) throw problem("domain_taken", error.message);
     throw error;
   }
 }
@@ -162,12 +162,12 @@ export async function attestDomain(
   return sql.begin(async (tx) => {
     const [org] = await tx<{ provisioned_by: string | null }[]>`
       SELECT provisioned_by FROM organizations WHERE id = ${input.orgId}::uuid`;
-    if (!org) throw problems.notFound("organization_not_found", "no such organisation");
+    if (!org) throw problem("organization_not_found", "no such organisation");
     if (org.provisioned_by !== input.partnerOrgId) {
-      throw problems.forbidden("not_provisioned_by_you", "a partner attests domains only of owners it provisioned");
+      throw problem("not_provisioned_by_you", "a partner attests domains only of owners it provisioned");
     }
     const existing = await findDomain(tx, input.orgId, name);
-    if (!existing) throw problems.notFound("domain_not_found", "the organisation has not registered that domain");
+    if (!existing) throw problem("domain_not_found", "the organisation has not registered that domain");
     if (existing.state === "verified") return existing;
     const verified = (await attest(tx, input.orgId, name)) as Domain;
     for (const orgId of [input.orgId, input.partnerOrgId]) {

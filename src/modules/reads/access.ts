@@ -1,8 +1,8 @@
-import type { Sql } from "../../db/client.ts";
-import { problems } from "../../http/problem.ts";
+import type { Principal } from "../../core/caller.ts";
+import { invalid, problem } from "../../core/problem.ts";
+import type { Sql } from "../../db/sql.ts";
 import { findActiveDelegation } from "../delegations/service.ts";
 import { DomainError, isWithinDomain, normalizeDomain } from "../domains/normalize.ts";
-import type { Principal } from "../keys/authenticator.ts";
 import type { ReadScope } from "./scope.ts";
 
 async function verifiedDomainsOf(sql: Sql, orgId: string): Promise<string[]> {
@@ -29,11 +29,11 @@ export async function resolveOwnerScope(
   if (query.delegated_from !== undefined) {
     const grantorId = query.delegated_from.toLowerCase();
     if (principal.orgType === "content_owner") {
-      throw problems.forbidden("delegation_not_allowed", "delegated reads are for platform and agent keys");
+      throw problem("delegation_not_allowed", "delegated reads are for platform and agent keys");
     }
     const delegation = await findActiveDelegation(sql, grantorId, principal.orgId);
     if (!delegation?.scopes.includes("telemetry:read")) {
-      throw problems.forbidden(
+      throw problem(
         "no_active_delegation",
         `no active delegation from ${grantorId} to this organisation grants telemetry:read`,
       );
@@ -42,7 +42,7 @@ export async function resolveOwnerScope(
     domains = await verifiedDomainsOf(sql, grantorId);
   } else {
     if (principal.orgType !== "content_owner") {
-      throw problems.forbidden(
+      throw problem(
         "delegation_required",
         "platform and agent keys read content-owner data only with delegated_from (an active delegation)",
       );
@@ -53,7 +53,7 @@ export async function resolveOwnerScope(
   if (query.domain === undefined) return { view: "owner", orgId, domains };
   const domain = canonicalDomain(query.domain);
   if (!domains.some((verified) => isWithinDomain(domain, verified))) {
-    throw problems.forbidden("domain_not_bound", `${domain} is not a verified domain of this content owner`, {
+    throw problem("domain_not_bound", `${domain} is not a verified domain of this content owner`, {
       domain,
     });
   }
@@ -70,7 +70,7 @@ function canonicalDomain(input: string): string {
     return normalizeDomain(input);
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
-    throw problems.invalid("the query parameters are invalid: /domain", [{ path: "/domain", message: error.message }]);
+    throw invalid("the query parameters are invalid: /domain", [{ path: "/domain", message: error.message }]);
   }
 }
 

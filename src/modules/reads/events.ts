@@ -1,4 +1,4 @@
-import type { Sql } from "../../db/client.ts";
+import type { Sql } from "../../db/sql.ts";
 import { count, endOf, iso, type Range, resolve } from "./read-context.ts";
 import type { ReadScope } from "./scope.ts";
 import { countEvents } from "./summary.ts";

@@ -1,4 +1,4 @@
-import type { Sql } from "../../db/client.ts";
+import type { Sql } from "../../db/sql.ts";
 import type { toEventItem } from "./events.ts";
 import type { Range } from "./read-context.ts";
 import type { ReadScope } from "./scope.ts";

@@ -1,4 +1,4 @@
-import { type FieldError, problems } from "../../http/problem.ts";
+import { type FieldError, invalid } from "../../core/problem.ts";
 import type { Interval } from "./model.ts";
 import type { Range } from "./read-context.ts";
 
@@ -49,7 +49,7 @@ export function parseRange(query: { since?: string; until?: string }): Range {
     errors.push({ path: "/since", message: "must not be after until" });
   }
   if (errors.length > 0) {
-    throw problems.invalid(`the query parameters are invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
+    throw invalid(`the query parameters are invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
   }
   return { since: since as Date, until: until as Date | null };
 }
@@ -73,7 +73,7 @@ export function parseTimeseriesRange(query: { since?: string; until?: string }, 
   const spanMs = (range.until ?? new Date()).getTime() - range.since.getTime();
   if (spanMs / approximateBucketMs[interval] > maxTimeseriesBuckets) {
     const message = `spans more than ${maxTimeseriesBuckets} ${interval} buckets; set a later since or a coarser interval`;
-    throw problems.invalid(`the query parameters are invalid: /since ${message}`, [{ path: "/since", message }]);
+    throw invalid(`the query parameters are invalid: /since ${message}`, [{ path: "/since", message }]);
   }
   return range;
 }
@@ -94,7 +94,7 @@ export function parsePage(
     errors.push({ path: "/offset", message: `must be at most ${Number.MAX_SAFE_INTEGER}` });
   }
   if (errors.length > 0) {
-    throw problems.invalid(`the query parameters are invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
+    throw invalid(`the query parameters are invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
   }
   return { limit, offset };
 }

@@ -1,5 +1,5 @@
 import type postgres from "postgres";
-import type { Sql } from "../../db/client.ts";
+import type { Sql } from "../../db/sql.ts";
 import type { Piece } from "./plan.ts";
 import { type RollupFamily, rollupView } from "./rollups.ts";
 

@@ -1,6 +1,6 @@
 // What every read shares: its period, its resolved scope, and small formatting helpers.
 import type postgres from "postgres";
-import type { Sql } from "../../db/client.ts";
+import type { Sql } from "../../db/sql.ts";
 import { type Level, levels, type Piece, planRange } from "./plan.ts";
 import { loadStaleRanges, type RollupFamily, type StaleByLevel } from "./rollups.ts";
 import { coveringDomains, hostsUnder, type ReadScope } from "./scope.ts";

@@ -1,4 +1,4 @@
-import type { Sql } from "../../db/client.ts";
+import type { Sql } from "../../db/sql.ts";
 import type { Level, StaleRange } from "./plan.ts";
 
 /** The four families of continuous aggregates (sql/011_read_aggregates.sql), each at every level. */

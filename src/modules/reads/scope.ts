@@ -1,4 +1,4 @@
-import type { Sql } from "../../db/client.ts";
+import type { Sql } from "../../db/sql.ts";
 
 /**
  * Which events a read covers. `owner`: events whose host is one of `domains` or a

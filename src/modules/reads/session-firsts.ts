@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/client.ts";
+import type { Queryable } from "../../db/sql.ts";
 
 // Session-first bookkeeping (sql/013_session_firsts_set_based.sql). `events` has
 // no trigger for it: every statement that inserts events hands the rows it

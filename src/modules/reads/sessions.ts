@@ -1,4 +1,4 @@
-import type { Sql } from "../../db/client.ts";
+import type { Sql } from "../../db/sql.ts";
 import type { Interval } from "./model.ts";
 import { unionOfPieces } from "./pieces.ts";
 import type { Level } from "./plan.ts";

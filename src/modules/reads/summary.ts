@@ -1,4 +1,4 @@
-import type { Sql } from "../../db/client.ts";
+import type { Sql } from "../../db/sql.ts";
 import { unionOfPieces } from "./pieces.ts";
 import {
   addTo,

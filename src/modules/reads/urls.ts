@@ -1,4 +1,4 @@
-import type { Sql } from "../../db/client.ts";
+import type { Sql } from "../../db/sql.ts";
 import { unionOfPieces } from "./pieces.ts";
 import { allLevels, count, iso, plan, type Range, type Resolved, resolve } from "./read-context.ts";
 import type { ReadScope } from "./scope.ts";

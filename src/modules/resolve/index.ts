@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
-import { problems } from "../../http/problem.ts";
+import { invalid } from "../../core/problem.ts";
 import { addressRateLimit } from "../../http/rate-limit.ts";
 import { hostOfUrl } from "../domains/normalize.ts";
 import { resolveDomain } from "./service.ts";
@@ -19,14 +19,14 @@ const Resolution = t.Object({
 /** Host of the `domain` or `url` parameter in canonical form (lower case, punycode, no trailing dot). */
 function queriedHost(query: { domain?: string; url?: string }): string {
   if ((query.domain === undefined) === (query.url === undefined)) {
-    throw problems.invalid("give exactly one of domain or url", [
+    throw invalid("give exactly one of domain or url", [
       { path: "/domain", message: "exactly one of domain or url is required" },
     ]);
   }
   const host = query.url !== undefined ? hostOfUrl(query.url) : hostOfUrl(`http://${query.domain}/`);
   if (!host || (query.domain !== undefined && /[/:@?#]/.test(query.domain))) {
     const path = query.url !== undefined ? "/url" : "/domain";
-    throw problems.invalid("no host name in the query", [{ path, message: "is not a host name or a URL with one" }]);
+    throw invalid("no host name in the query", [{ path, message: "is not a host name or a URL with one" }]);
   }
   return host;
 }

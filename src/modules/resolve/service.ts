@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/client.ts";
+import type { Queryable } from "../../db/sql.ts";
 
 export interface Resolution {
   domain: string;

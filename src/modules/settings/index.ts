@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
-import { problems } from "../../http/problem.ts";
+import { invalid } from "../../core/problem.ts";
 import { sessionAuth, sessionOrKeySecurity } from "../../http/session-auth.ts";
 import { recordAudit } from "../audit/service.ts";
 import { resolveOrgAccess } from "../organizations/access.ts";
@@ -38,11 +38,7 @@ export const settingsModule = (ctx: AppContext) =>
             message: `applies to ${flagAppliesTo[flag].join(" and ")} organisations, not ${access.orgType}`,
           }));
         if (errors.length > 0) {
-          throw problems.invalid(
-            "a setting does not apply to this organisation's type",
-            errors,
-            "setting_not_applicable",
-          );
+          throw invalid("a setting does not apply to this organisation's type", errors, "setting_not_applicable");
         }
         return ctx.sql.begin(async (tx) => {
           const settings = await updateSettings(tx, access.orgId, body);

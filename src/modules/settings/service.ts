@@ -1,5 +1,5 @@
-import type { Queryable } from "../../db/client.ts";
-import type { OrgType } from "../organizations/service.ts";
+import type { OrgType } from "../../core/organizations.ts";
+import type { Queryable } from "../../db/sql.ts";
 
 export interface OrganizationSettings {
   organization_id: string;

@@ -1,0 +1,136 @@
+/**
+ * Every error the service answers with: a closed set of stable, machine-readable
+ * codes, each with one HTTP status. Services throw `problem(code, …)`; the HTTP
+ * layer turns it into RFC 9457 problem+json (src/http/errors.ts). The codes are
+ * listed in the OpenAPI document and the README (a test checks both).
+ */
+export const problemCodes = {
+  malformed_json: { status: 400, meaning: "the body is not valid JSON" },
+  malformed_body: { status: 400, meaning: "the body could not be parsed" },
+  empty_body: { status: 400, meaning: "a JSON body is required and none was sent" },
+  invalid_utf8: { status: 400, meaning: "the body is not valid UTF-8" },
+  unauthorized: { status: 401, meaning: "the API key or session is missing, unknown, revoked or expired" },
+  missing_scope: { status: 403, meaning: "the API key lacks the scope the route needs (`required_scope`)" },
+  session_required: { status: 403, meaning: "the route needs a signed-in user's session, not an API key" },
+  operator_admin_required: { status: 403, meaning: "the route is for operator admins" },
+  organization_mismatch: { status: 403, meaning: "an API key acts only on its own organisation" },
+  not_a_member: { status: 403, meaning: "the signed-in user is not a member of the organisation" },
+  role_required: { status: 403, meaning: "the route needs the owner or admin role" },
+  owner_role_required: { status: 403, meaning: "only an owner may make, change or remove an owner" },
+  scope_escalation: { status: 403, meaning: "a key cannot mint a key with scopes it lacks" },
+  content_owner_only: { status: 403, meaning: "only content-owner organisations may do this" },
+  platform_key_required: { status: 403, meaning: "only platform and agent keys may do this" },
+  partner_not_enabled: { status: 403, meaning: "the organisation is not enabled as a trusted partner" },
+  not_provisioned_by_you: { status: 403, meaning: "a partner acts only on owners it provisioned" },
+  invite_not_for_you: { status: 403, meaning: "the invitation is addressed to another e-mail address" },
+  domain_not_bound: { status: 403, meaning: "the domain is not a verified domain of the content owner" },
+  delegation_not_allowed: { status: 403, meaning: "delegated reads are for platform and agent keys" },
+  delegation_required: { status: 403, meaning: "platform and agent keys read owner data only with delegated_from" },
+  no_active_delegation: { status: 403, meaning: "no active delegation from that owner grants the read" },
+  outside_verified_domains: {
+    status: 403,
+    meaning: "a content-owner key reports only events on its verified domains (`offending_events`)",
+  },
+  access_request_required: {
+    status: 403,
+    meaning: "platform and agent organisations are created through an access request",
+  },
+  route_not_found: { status: 404, meaning: "no route answers this method and path" },
+  domain_not_found: { status: 404, meaning: "no such domain on the organisation" },
+  organization_not_found: { status: 404, meaning: "no such organisation" },
+  session_not_found: { status: 404, meaning: "the caller's organisation has no such session" },
+  member_not_found: { status: 404, meaning: "no such member of the organisation" },
+  invite_not_found: { status: 404, meaning: "no such open invitation" },
+  trusted_partner_not_found: { status: 404, meaning: "the organisation is not a trusted partner" },
+  oidc_provider_not_found: { status: 404, meaning: "no such sign-in provider is configured" },
+  oidc_link_not_found: { status: 404, meaning: "the user has no account linked at that provider" },
+  key_not_found: { status: 404, meaning: "the organisation has no such API key" },
+  access_request_not_found: { status: 404, meaning: "no such access request" },
+  method_not_allowed: { status: 405, meaning: "the path answers other methods (`Allow`)" },
+  conflict: { status: 409, meaning: "a record with the same identity already exists" },
+  domain_taken: { status: 409, meaning: "another organisation holds the domain verified" },
+  session_conflict: { status: 409, meaning: "a session of the request was claimed concurrently; retry" },
+  last_owner: { status: 409, meaning: "the last owner can be neither demoted nor removed" },
+  invite_exists: { status: 409, meaning: "the address already has an open invitation" },
+  invite_claimed: { status: 409, meaning: "the invitation was already claimed" },
+  already_reviewed: { status: 409, meaning: "the access request was already reviewed" },
+  invite_expired: { status: 410, meaning: "the invitation has expired" },
+  payload_too_large: { status: 413, meaning: "the body is larger than MAX_BODY_BYTES" },
+  unsupported_media_type: { status: 415, meaning: "the body is not application/json" },
+  validation_failed: { status: 422, meaning: "the input breaks the schema or a rule; `errors` names each field" },
+  invalid_text: { status: 422, meaning: "a text value contains a NUL character" },
+  invalid_domain: { status: 422, meaning: "not a registrable host name (IPs, localhost, public suffixes)" },
+  unknown_scope: { status: 422, meaning: "a scope that does not exist" },
+  verification_failed: { status: 422, meaning: "the domain's challenge was not found (`detail` says what)" },
+  not_a_platform: { status: 422, meaning: "only platform organisations can be trusted partners" },
+  setting_not_applicable: { status: 422, meaning: "the setting does not apply to this organisation type" },
+  organization_required: { status: 422, meaning: "name the organisation with org_id" },
+  rate_limited: { status: 429, meaning: "a rate limit is reached (`limit_class`, `Retry-After`)" },
+  too_many_sign_in_links: { status: 429, meaning: "too many sign-in links for this address; wait" },
+  internal_error: { status: 500, meaning: "a bug: logged with its stack, never returned" },
+  database_unavailable: { status: 503, meaning: "the database cannot be reached" },
+  query_timeout: { status: 503, meaning: "the query took too long; narrow the range or retry" },
+  oidc_provider_unavailable: { status: 503, meaning: "the sign-in provider cannot be reached" },
+  mail_unavailable: { status: 503, meaning: "the mail server cannot take the message" },
+} as const satisfies Record<string, { status: number; meaning: string }>;
+
+export type ProblemCode = keyof typeof problemCodes;
+
+const titles: Record<number, string> = {
+  400: "Bad request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not found",
+  405: "Method not allowed",
+  409: "Conflict",
+  410: "Gone",
+  413: "Payload too large",
+  415: "Unsupported media type",
+  422: "Unprocessable content",
+  429: "Too many requests",
+  500: "Internal server error",
+  503: "Service unavailable",
+};
+
+/** One failing field of a request, by JSON pointer. */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+/** A refusal with a stable code; its status and title follow from the code. */
+export class ProblemError extends Error {
+  override name = "ProblemError";
+  readonly status: number;
+  readonly title: string;
+  constructor(
+    readonly code: ProblemCode,
+    readonly detail?: string,
+    readonly extensions: Record<string, unknown> = {},
+    /** Response headers the problem needs (Allow, Retry-After, …). */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail ?? code);
+    this.status = problemCodes[code].status;
+    this.title = titles[this.status] ?? "Error";
+  }
+}
+
+export function problem(
+  code: ProblemCode,
+  detail: string,
+  extensions?: Record<string, unknown>,
+  headers?: Record<string, string>,
+): ProblemError {
+  return new ProblemError(code, detail, extensions, headers);
+}
+
+/** Input that breaks a rule: 422 naming each failing field in `errors`. */
+export function invalid(
+  detail: string,
+  errors: FieldError[],
+  code: ProblemCode = "validation_failed",
+  extensions?: Record<string, unknown>,
+): ProblemError {
+  return new ProblemError(code, detail, { errors, ...extensions });
+}

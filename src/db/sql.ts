@@ -1,0 +1,10 @@
+import type postgres from "postgres";
+
+/** A postgres.js client: a pool, or the one connection of a CLI or test. */
+export type Sql = postgres.Sql;
+/** A pool or an open transaction: what a function takes when it may run inside `sql.begin`. */
+export type Queryable = postgres.Sql | postgres.TransactionSql;
+export type DatabaseKind = "embedded" | "server";
+
+/** Calls `handler` with the payload of every NOTIFY on a channel, whichever process or connection sent it. */
+export type Listen = (channel: string, handler: (payload: string) => void) => Promise<() => Promise<void>>;

@@ -1,0 +1,114 @@
+import { ValidationError } from "elysia";
+import postgres from "postgres";
+import { type FieldError, invalid, ProblemError, problem } from "../core/problem.ts";
+
+/** Turns a TypeBox validation failure into one entry per failing field. */
+function fieldErrors(error: ValidationError): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const item of error.all) {
+    const path = "path" in item && typeof item.path === "string" ? item.path || "/" : "/";
+    const message = "message" in item && typeof item.message === "string" ? item.message : "is invalid";
+    const key = `${path}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ path, message });
+  }
+  return out;
+}
+
+/**
+ * Elysia decodes numeric query parameters one at a time; one out of range throws a
+ * "property" ValidationError that no longer knows the parameter's name, only its
+ * value. The query parameter holding that value is named instead ("/" when none or
+ * several do), so the 422 says which one to fix.
+ */
+function queryParameterPath(error: ValidationError, query: Record<string, unknown> | undefined): string | undefined {
+  const holders = Object.keys(query ?? {}).filter((name) => Number(query?.[name]) === error.value);
+  return holders.length === 1 ? `/${holders[0]}` : undefined;
+}
+
+function fromValidation(error: ValidationError, query: Record<string, unknown> | undefined): ProblemError {
+  const queryPath = error.type === "property" ? queryParameterPath(error, query) : undefined;
+  const errors = queryPath ? fieldErrors(error).map((e) => ({ ...e, path: queryPath })) : fieldErrors(error);
+  const where = error.type === "body" ? "request body is" : `${queryPath ? "query" : error.type} parameters are`;
+  return invalid(`the ${where} invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
+}
+
+/** Postgres errors that are the caller's fault or a passing outage; everything else is a 500. */
+function fromPostgres(error: postgres.PostgresError): ProblemError | undefined {
+  switch (error.code) {
+    case "23505":
+      return problem("conflict", "a record with the same identity already exists");
+    case "22021":
+      return invalid(
+        "text values cannot contain NUL (\\u0000) characters",
+        [{ path: "/", message: "a text value contains a NUL character" }],
+        "invalid_text",
+      );
+    case "57014":
+      return problem("query_timeout", "the query took too long; narrow the time range or try again");
+    case "57P01":
+    case "57P03":
+    case "53300":
+      return problem("database_unavailable", "the database is not accepting requests right now");
+    default:
+      return undefined;
+  }
+}
+
+const connectionErrors = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECT_TIMEOUT",
+]);
+
+function isConnectionError(error: unknown): boolean {
+  return typeof error === "object" && error !== null && "code" in error && connectionErrors.has(String(error.code));
+}
+
+export interface FailedRequest {
+  /** Elysia's error code: PARSE, NOT_FOUND, VALIDATION, … */
+  code: string | number;
+  error: unknown;
+  method: string;
+  path: string;
+  query: Record<string, unknown> | undefined;
+  /** Methods the path answers to, for a 405 instead of a 404. */
+  allowedMethods: string[];
+}
+
+/**
+ * The one rule from a thrown error to a problem: services throw ProblemError
+ * with a closed code; schema failures, unknown routes, the database's refusals
+ * and outages have their own codes; anything else is an internal error (undefined
+ * here, so the caller logs it with its stack).
+ */
+export function problemFor(failed: FailedRequest): ProblemError | undefined {
+  const { code, method, path } = failed;
+  // Elysia wraps whatever the body parser throws in a ParseError; the cause is ours.
+  const thrown = failed.error;
+  const error =
+    code === "PARSE" && thrown instanceof Error && thrown.cause instanceof ProblemError ? thrown.cause : thrown;
+  if (error instanceof ProblemError) return error;
+  if (error instanceof ValidationError) return fromValidation(error, failed.query);
+  if (code === "PARSE") return problem("malformed_body", "request body could not be parsed");
+  if (code === "NOT_FOUND") {
+    const methods = failed.allowedMethods;
+    return methods.length > 0
+      ? problem(
+          "method_not_allowed",
+          `${method} is not allowed here`,
+          { allow: methods },
+          { allow: methods.join(", ") },
+        )
+      : problem("route_not_found", `no route for ${method} ${path}`);
+  }
+  if (error instanceof postgres.PostgresError) return fromPostgres(error);
+  if (isConnectionError(error)) return problem("database_unavailable", "the database cannot be reached");
+  return undefined;
+}
+
+export const internalError = () => problem("internal_error", "an unexpected error occurred");
