@@ -15,6 +15,17 @@ module.exports = {
       from: { path: "^src/core/" },
       to: { path: "^src/(?!core/)" },
     },
+    {
+      name: "features-meet-through-their-front-door",
+      severity: "error",
+      comment:
+        "A feature uses another only through its index.ts (routes), service.ts (logic) or model.ts (wire schemas).",
+      from: { path: "^src/modules/([^/]+)/" },
+      to: {
+        path: "^src/modules/[^/]+/",
+        pathNot: ["^src/modules/$1/", "^src/modules/[^/]+/(index|service|model)\\.ts$"],
+      },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

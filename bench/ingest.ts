@@ -19,12 +19,12 @@ import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { createApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
+import { hostOfUrl } from "../src/core/hosts.ts";
 import { rateLimitsOff } from "../src/http/rate-limit.ts";
 import { createLogger } from "../src/log.ts";
-import { hostOfUrl } from "../src/modules/domains/normalize.ts";
+import { recordSessionFirsts, sessionFirstColumns } from "../src/modules/ingest/session-firsts.ts";
 import { createApiKey } from "../src/modules/keys/service.ts";
 import { createOrganization } from "../src/modules/organizations/service.ts";
-import { recordSessionFirsts, sessionFirstColumns } from "../src/modules/reads/session-firsts.ts";
 import { startRuntime } from "../src/runtime.ts";
 import { type GeneratedEvent, generateBatch } from "./event-generator.ts";
 

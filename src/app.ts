@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "./context.ts";
+import { accessIndex } from "./http/access.ts";
 import { openapiPlugin, type RouteWithBody } from "./http/openapi.ts";
-import { httpPlugin } from "./http/plugin.ts";
+import { httpPlugin, type RouteIndex } from "./http/plugin.ts";
 import { routeMethodIndex } from "./http/routes.ts";
 import { accessRequestsModule } from "./modules/access-requests/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
@@ -20,10 +21,16 @@ import { settingsModule } from "./modules/settings/index.ts";
 
 /** The whole HTTP surface; `main.ts` serves it, tests call `app.handle()` on it. */
 export function createApp(ctx: AppContext) {
-  let allowedMethods: (path: string) => string[] = () => [];
+  // Both are built from the routes once they are all declared.
+  let index: RouteIndex = { allowedMethods: () => [], accessOf: () => undefined };
   let routes: () => readonly RouteWithBody[] = () => [];
   const app = new Elysia()
-    .use(httpPlugin(ctx, (path) => allowedMethods(path)))
+    .use(
+      httpPlugin(ctx, {
+        allowedMethods: (path) => index.allowedMethods(path),
+        accessOf: (m, r) => index.accessOf(m, r),
+      }),
+    )
     .use(openapiPlugin(() => routes()))
     .use(healthModule(ctx))
     .use(ingestModule(ctx))
@@ -39,7 +46,7 @@ export function createApp(ctx: AppContext) {
     .use(partnersModule(ctx))
     .use(settingsModule(ctx))
     .use(resolveModule(ctx));
-  allowedMethods = routeMethodIndex(app.routes);
+  index = { allowedMethods: routeMethodIndex(app.routes), accessOf: accessIndex(app.routes) };
   routes = () => app.routes;
   return app;
 }

@@ -1,6 +1,6 @@
 import { openapi } from "@elysiajs/openapi";
 import { Elysia, t } from "elysia";
-import { sessionCookieName } from "./session-auth.ts";
+import { sessionCookieName } from "./credentials.ts";
 
 export interface RouteWithBody {
   method: string;

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { describeError } from "../log.ts";
+import { type Access, AccessResolver } from "./access.ts";
 import { internalError, problemFor } from "./errors.ts";
 import { readJsonBody } from "./json-body.ts";
 import { problemResponse } from "./problem.ts";
@@ -15,44 +16,66 @@ function hasNoBody(request: Request): boolean {
   );
 }
 
+export interface RouteIndex {
+  /** Methods a path answers to, so an unknown method on a known path answers 405, not 404. */
+  allowedMethods(path: string): string[];
+  /** Who may call a route (its declaration, src/http/access.ts). */
+  accessOf(method: string, route: string): Access | undefined;
+}
+
 /**
- * Cross-cutting HTTP behaviour shared by every module: request ids, strict JSON
- * bodies, one problem-details shape for every error, and a structured access log.
- * `allowedMethods` lets an unknown method on a known path answer 405, not 404.
+ * Cross-cutting HTTP behaviour shared by every module: request ids, credentials
+ * checked before anything else, strict JSON bodies, one problem-details shape for
+ * every error, and a structured access log.
  */
-export const httpPlugin = (ctx: AppContext, allowedMethods: (path: string) => string[]) =>
-  new Elysia({ name: "http" })
-    .onRequest(({ request, set }) => {
-      const incoming = request.headers.get("x-request-id");
-      const id = incoming && acceptableRequestId.test(incoming) ? incoming : crypto.randomUUID();
-      requestIds.set(request, id);
-      requestStarts.set(request, performance.now());
-      set.headers["x-request-id"] = id;
-    })
-    // A bodiless request (POST …/approve, …/sign-out) is left unparsed; routes with a body schema then answer 422.
-    .onParse({ as: "global" }, ({ request }) =>
-      hasNoBody(request) ? undefined : readJsonBody(request, ctx.config.MAX_BODY_BYTES),
-    )
-    .onError({ as: "global" }, ({ code, error, request, path, query }) => {
-      const requestId = requestIds.get(request);
-      const known = problemFor({
-        code,
-        error,
-        method: request.method,
-        path,
-        query,
-        allowedMethods: code === "NOT_FOUND" ? allowedMethods(path) : [],
-      });
-      if (!known) ctx.log.error("unhandled error", { request_id: requestId, path, ...describeError(error) });
-      return problemResponse(known ?? internalError(), path, requestId);
-    })
-    .onAfterResponse({ as: "global" }, ({ request, path, set }) => {
-      const started = requestStarts.get(request);
-      ctx.log.info("request", {
-        request_id: requestIds.get(request),
-        method: request.method,
-        path,
-        status: set.status,
-        duration_ms: started === undefined ? undefined : Math.round((performance.now() - started) * 100) / 100,
-      });
-    });
+export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
+  const resolver = new AccessResolver(ctx);
+  /**
+   * Authenticates against the route's declaration before the body is read (parse)
+   * or, for requests without one, before query and path are validated (transform):
+   * a caller without the right credential learns nothing about the input's shape.
+   */
+  const admitEarly = async (context: Parameters<AccessResolver["admit"]>[0] & { route: string }) => {
+    const access = routes.accessOf(context.request.method, context.route);
+    if (access) await resolver.admit(context, access);
+  };
+  return (
+    new Elysia({ name: "http" })
+      .onRequest(({ request, set }) => {
+        const incoming = request.headers.get("x-request-id");
+        const id = incoming && acceptableRequestId.test(incoming) ? incoming : crypto.randomUUID();
+        requestIds.set(request, id);
+        requestStarts.set(request, performance.now());
+        set.headers["x-request-id"] = id;
+      })
+      // A bodiless request (POST …/approve, …/sign-out) is left unparsed; routes with a body schema then answer 422.
+      .onParse({ as: "global" }, async (context) => {
+        await admitEarly(context);
+        return hasNoBody(context.request) ? undefined : readJsonBody(context.request, ctx.config.MAX_BODY_BYTES);
+      })
+      .onTransform({ as: "global" }, admitEarly)
+      .onError({ as: "global" }, ({ code, error, request, path, query }) => {
+        const requestId = requestIds.get(request);
+        const known = problemFor({
+          code,
+          error,
+          method: request.method,
+          path,
+          query,
+          allowedMethods: code === "NOT_FOUND" ? routes.allowedMethods(path) : [],
+        });
+        if (!known) ctx.log.error("unhandled error", { request_id: requestId, path, ...describeError(error) });
+        return problemResponse(known ?? internalError(), path, requestId);
+      })
+      .onAfterResponse({ as: "global" }, ({ request, path, set }) => {
+        const started = requestStarts.get(request);
+        ctx.log.info("request", {
+          request_id: requestIds.get(request),
+          method: request.method,
+          path,
+          status: set.status,
+          duration_ms: started === undefined ? undefined : Math.round((performance.now() - started) * 100) / 100,
+        });
+      })
+  );
+};

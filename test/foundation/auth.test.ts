@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { defaultScopes } from "../../src/core/scopes.ts";
-import { apiKeyAuth } from "../../src/http/auth.ts";
+import { accessPlugin } from "../../src/http/access.ts";
 import { httpPlugin } from "../../src/http/plugin.ts";
 import { KeyAuthenticator } from "../../src/modules/keys/authenticator.ts";
 import { createApiKey, listApiKeys, revokeApiKey } from "../../src/modules/keys/service.ts";
@@ -18,14 +18,14 @@ async function scopedApp() {
     scopes: [...principal.scopes],
   });
   return new Elysia()
-    .use(httpPlugin(ctx, () => []))
-    .use(apiKeyAuth(ctx))
-    .get("/any", who, { apiKey: true })
-    .get("/read", who, { apiKey: "telemetry:read" })
-    .get("/write", who, { apiKey: "telemetry:write" })
-    .get("/identity-read", who, { apiKey: "identity:read" })
-    .get("/identity-write", who, { apiKey: "identity:write" })
-    .get("/provision", who, { apiKey: "partner:provision" });
+    .use(httpPlugin(ctx, { allowedMethods: () => [], accessOf: () => undefined }))
+    .use(accessPlugin(ctx))
+    .get("/any", who, { key: true })
+    .get("/read", who, { key: "telemetry:read" })
+    .get("/write", who, { key: "telemetry:write" })
+    .get("/identity-read", who, { key: "identity:read" })
+    .get("/identity-write", who, { key: "identity:write" })
+    .get("/provision", who, { key: "partner:provision" });
 }
 
 async function get(path: string, key?: string) {

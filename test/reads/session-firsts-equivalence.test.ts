@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { hostOfUrl } from "../../src/core/hosts.ts";
 import type { Queryable } from "../../src/db/sql.ts";
-import { hostOfUrl } from "../../src/modules/domains/normalize.ts";
 import { insertEvents, type TestEvent } from "../support/events.ts";
 import { seededRandom } from "../support/random.ts";
 import { testRuntime } from "../support/runtime.ts";

@@ -1,6 +1,6 @@
+import { hostOfUrl } from "../../src/core/hosts.ts";
 import type { Queryable } from "../../src/db/sql.ts";
-import { hostOfUrl } from "../../src/modules/domains/normalize.ts";
-import { recordSessionFirsts, sessionFirstColumns } from "../../src/modules/reads/session-firsts.ts";
+import { recordSessionFirsts, sessionFirstColumns } from "../../src/modules/ingest/session-firsts.ts";
 
 /** One raw event as the ingest side stores it; omitted fields get plausible defaults. */
 export interface TestEvent {

@@ -1,8 +1,8 @@
+import { DomainError } from "../../core/hosts.ts";
 import { isOrgType, orgTypes } from "../../core/organizations.ts";
 import { UnknownScopeError } from "../../core/scopes.ts";
 import { migrate } from "../../db/migrate.ts";
 import { createLogger } from "../../log.ts";
-import { DomainError } from "../../modules/domains/normalize.ts";
 import { registerDomain, verifyDomain } from "../../modules/domains/service.ts";
 import { type ApiKeyRecord, createApiKey, listApiKeys, revokeApiKey } from "../../modules/keys/service.ts";
 import { createOrganization, findOrganization } from "../../modules/organizations/service.ts";

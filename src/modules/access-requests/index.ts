@@ -1,16 +1,16 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { auditActorOf } from "../../core/caller.ts";
+import { accessPlugin } from "../../http/access.ts";
 import { requireObjectBody } from "../../http/object-body.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
-import { sessionAuth, sessionSecurity } from "../../http/session-auth.ts";
 import { AccessRequestBody, AccessRequestRecord, AccessRequestStatus, ReviewBody } from "./model.ts";
 import { type AccessRequestType, listAccessRequests, reviewAccessRequest, submitAccessRequest } from "./service.ts";
 
 /** POST and GET of one kind of access request (platform or agent): same body, same record. */
 const requestRoutes = (ctx: AppContext, orgType: AccessRequestType) =>
   new Elysia({ name: `identity.access-requests.${orgType}` })
-    .use(sessionAuth(ctx))
+    .use(accessPlugin(ctx))
     .post(
       `/${orgType}-access-requests`,
       async ({ body, user, set }) => {
@@ -30,7 +30,6 @@ const requestRoutes = (ctx: AppContext, orgType: AccessRequestType) =>
         response: { 201: AccessRequestRecord },
         detail: {
           summary: `Ask for a ${orgType} organisation (status pending until an operator admin reviews it)`,
-          security: sessionSecurity,
         },
       },
     )
@@ -44,7 +43,7 @@ const requestRoutes = (ctx: AppContext, orgType: AccessRequestType) =>
         session: true,
         query: t.Object(PageQuery),
         response: Paged(AccessRequestRecord),
-        detail: { summary: `The caller's own ${orgType} access requests`, security: sessionSecurity },
+        detail: { summary: `The caller's own ${orgType} access requests` },
       },
     );
 
@@ -58,7 +57,7 @@ const reviews = {
 
 /** POST /admin/access-requests/{id}/approve or …/reject: the operator admin's decision, with an optional note. */
 const reviewRoute = (ctx: AppContext, action: keyof typeof reviews) =>
-  new Elysia({ name: `identity.access-requests.${action}` }).use(sessionAuth(ctx)).post(
+  new Elysia({ name: `identity.access-requests.${action}` }).use(accessPlugin(ctx)).post(
     `/admin/access-requests/:id/${action}`,
     ({ params, body, user }) =>
       reviewAccessRequest(ctx.sql, {
@@ -73,7 +72,7 @@ const reviewRoute = (ctx: AppContext, action: keyof typeof reviews) =>
       body: ReviewBody,
       transform: requireObjectBody,
       response: AccessRequestRecord,
-      detail: { summary: reviews[action].summary, security: sessionSecurity },
+      detail: { summary: reviews[action].summary },
     },
   );
 
@@ -83,7 +82,7 @@ export const accessRequestsModule = (ctx: AppContext) =>
     prefix: "/api/v1/identity",
     detail: { tags: ["Identity: access requests"] },
   })
-    .use(sessionAuth(ctx))
+    .use(accessPlugin(ctx))
     .use(requestRoutes(ctx, "platform"))
     .use(requestRoutes(ctx, "agent"))
     .get(
@@ -103,7 +102,6 @@ export const accessRequestsModule = (ctx: AppContext) =>
         response: Paged(AccessRequestRecord),
         detail: {
           summary: "Access requests to review (operator admin; pending by default)",
-          security: sessionSecurity,
         },
       },
     )

@@ -1,8 +1,8 @@
 import type { AuditActor } from "../../core/caller.ts";
+import { normalizeEmail } from "../../core/email.ts";
 import { problem } from "../../core/problem.ts";
 import type { Queryable, Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
-import { normalizeEmail } from "../auth/users.ts";
 import { addMember, createOrganization } from "../organizations/service.ts";
 
 export type AccessRequestType = "platform" | "agent";

@@ -1,8 +1,8 @@
 import { Elysia, t } from "elysia";
 import { parseOidcProviders } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
-import { addressRateLimit } from "../../http/rate-limit.ts";
-import { clearedSessionCookie, sessionAuth, sessionCookie, sessionSecurity } from "../../http/session-auth.ts";
+import { accessPlugin } from "../../http/access.ts";
+import { clearedSessionCookie, sessionCookie } from "../../http/credentials.ts";
 import { consumeMagicLink, sendMagicLink } from "./magic-link.ts";
 import { MagicLinkRequest, MagicLinkVerify, OidcCallbackQuery, OidcProviderParams, SignedIn, WhoAmI } from "./model.ts";
 import { OidcSignIn } from "./oidc.ts";
@@ -34,8 +34,7 @@ export const authModule = (ctx: AppContext) => {
   const spendMagicLink = async (token: string, set: { headers: Record<string, unknown> }) =>
     signedIn(ctx, set, await consumeMagicLink(ctx.sql, token, ctx.config.SESSION_TTL_HOURS));
   return new Elysia({ name: "identity.auth", prefix: "/api/v1/identity/auth", detail: { tags: ["Identity: sign-in"] } })
-    .use(sessionAuth(ctx))
-    .use(addressRateLimit(ctx))
+    .use(accessPlugin(ctx))
     .post(
       "/magic-link",
       async ({ body, set }) => {
@@ -44,7 +43,7 @@ export const authModule = (ctx: AppContext) => {
         return { status: "sent" as const };
       },
       {
-        limitByAddress: true,
+        public: "by_address",
         body: MagicLinkRequest,
         detail: {
           summary: "Send a single-use sign-in link by e-mail",
@@ -54,13 +53,13 @@ export const authModule = (ctx: AppContext) => {
       },
     )
     .get("/magic-link/verify", ({ query, set }) => spendMagicLink(query.token, set), {
-      limitByAddress: true,
+      public: "by_address",
       query: MagicLinkVerify,
       response: SignedIn,
       detail: { summary: "Follow a sign-in link: spends the token and starts a session" },
     })
     .post("/magic-link/verify", ({ body, set }) => spendMagicLink(body.token, set), {
-      limitByAddress: true,
+      public: "by_address",
       body: MagicLinkVerify,
       response: SignedIn,
       detail: { summary: "Spend a sign-in token (for clients that read the link themselves)" },
@@ -75,7 +74,7 @@ export const authModule = (ctx: AppContext) => {
       {
         session: true,
         response: WhoAmI,
-        detail: { summary: "The signed-in user", security: sessionSecurity },
+        detail: { summary: "The signed-in user" },
       },
     )
     .post(
@@ -85,13 +84,13 @@ export const authModule = (ctx: AppContext) => {
         set.headers["set-cookie"] = clearedSessionCookie(ctx.config.SESSION_COOKIE_SECURE);
         set.status = 204;
       },
-      { session: true, detail: { summary: "End the current session", security: sessionSecurity } },
+      { session: true, detail: { summary: "End the current session" } },
     )
     .get(
       "/oidc/providers",
       () => ({ items: oidc.list().map((p) => ({ ...p, start_url: `/api/v1/identity/auth/oidc/${p.id}/start` })) }),
       {
-        limitByAddress: true,
+        public: "by_address",
         response: t.Object({ items: t.Array(t.Object({ id: t.String(), issuer: t.String(), start_url: t.String() })) }),
         detail: { summary: "Configured OAuth/OpenID Connect sign-in providers" },
       },
@@ -104,7 +103,7 @@ export const authModule = (ctx: AppContext) => {
         set.headers["cache-control"] = "no-store";
       },
       {
-        limitByAddress: true,
+        public: "by_address",
         params: OidcProviderParams,
         detail: { summary: "Start OAuth sign-in: redirects to the provider (authorization code + PKCE, state, nonce)" },
       },
@@ -122,7 +121,6 @@ export const authModule = (ctx: AppContext) => {
           summary: "Unlink the signed-in user from their account at a provider",
           description:
             "After this, the next account at that provider that presents the user's verified e-mail is linked instead (a re-created account). 404 oidc_link_not_found when none is linked.",
-          security: sessionSecurity,
         },
       },
     )
@@ -130,7 +128,7 @@ export const authModule = (ctx: AppContext) => {
       "/oidc/:provider/callback",
       async ({ params, query, set }) => signedIn(ctx, set, await oidc.finish(ctx.sql, params.provider, query)),
       {
-        limitByAddress: true,
+        public: "by_address",
         params: OidcProviderParams,
         query: OidcCallbackQuery,
         response: SignedIn,

@@ -1,10 +1,11 @@
 import type { Config } from "../../config.ts";
+import { normalizeEmail } from "../../core/email.ts";
 import { problem } from "../../core/problem.ts";
 import { hashPresentedSecret, mintSecret } from "../../core/secrets.ts";
 import type { Sql } from "../../db/sql.ts";
 import type { Mailer } from "./mailer.ts";
 import { createSession, type IssuedSession } from "./sessions.ts";
-import { findOrCreateUser, normalizeEmail, type User } from "./users.ts";
+import { findOrCreateUser, type User } from "./users.ts";
 
 export const magicLinkPrefix = "ml_";
 export const magicLinkPath = "/api/v1/identity/auth/magic-link/verify";

@@ -1,4 +1,4 @@
-import { normalizeEmail } from "./users.ts";
+import { normalizeEmail } from "../../core/email.ts";
 
 /** The configured allowlist of operator admin e-mail addresses, normalised. */
 export function operatorAdminEmails(configured: string): ReadonlySet<string> {

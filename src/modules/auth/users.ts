@@ -1,14 +1,10 @@
+import { normalizeEmail } from "../../core/email.ts";
 import type { Queryable } from "../../db/sql.ts";
 
 export interface User {
   id: string;
   email: string;
   created_at: Date;
-}
-
-/** E-mail addresses are compared case-insensitively: stored trimmed and lower-cased. */
-export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
 }
 
 /** The user with this e-mail address, created on first sign-in. */

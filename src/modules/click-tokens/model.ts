@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { ingestLimits } from "../ingest/limits.ts";
+import { ingestLimits } from "../../core/ingest-limits.ts";
 
 export const ClickTokenRequest = t.Object(
   {

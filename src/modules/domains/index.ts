@@ -1,14 +1,11 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { normalizeDomain, withDomainInput } from "../../core/hosts.ts";
 import { invalid, problem } from "../../core/problem.ts";
+import { accessPlugin } from "../../http/access.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
-import { sessionAuth, sessionOrKeySecurity } from "../../http/session-auth.ts";
 import { recordAudit } from "../audit/service.ts";
-import { resolveOrgAccess } from "../organizations/access.ts";
-import { OrgIdQuery } from "../organizations/model.ts";
-import { withDomainInput } from "./input.ts";
-import { DomainBody, DomainParams, DomainRecord, VerifyBody } from "./model.ts";
-import { normalizeDomain } from "./normalize.ts";
+import { DomainBody, DomainParams, DomainRecord, domainOnWire, VerifyBody } from "./model.ts";
 import {
   countDomains,
   DomainConflictError,
@@ -19,20 +16,15 @@ import {
   verifyDomain,
 } from "./service.ts";
 import { checkChallenge } from "./verification.ts";
-import { domainOnWire } from "./wire.ts";
 
 const canonical = (input: string) => withDomainInput("/domain", async () => normalizeDomain(input));
 
 export const domainsModule = (ctx: AppContext) =>
   new Elysia({ name: "identity.domains", prefix: "/api/v1/identity", detail: { tags: ["Identity: domains"] } })
-    .use(sessionAuth(ctx))
+    .use(accessPlugin(ctx))
     .post(
       "/domains",
-      async ({ caller, query, body, set }) => {
-        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "write");
-        if (access.orgType !== "content_owner") {
-          throw problem("content_owner_only", "only content-owner organisations register domains");
-        }
+      async ({ access, body, set }) => {
         const domain = await withDomainInput("/domain", () =>
           ctx.sql.begin(async (tx) => {
             const registered = await registerDomain(tx, access.orgId, body.domain);
@@ -50,59 +42,51 @@ export const domainsModule = (ctx: AppContext) =>
         return domainOnWire(domain);
       },
       {
-        caller: true,
-        query: t.Object(OrgIdQuery),
+        org: { need: "write", orgTypes: ["content_owner"] },
         body: DomainBody,
         response: { 201: DomainRecord },
         detail: {
           summary: "Register a domain (registered, not verified; repeating it answers the same record)",
           description:
             "Owner/admin session or identity:write key of a content owner. IPs, localhost and public suffixes are refused (422 invalid_domain).",
-          security: sessionOrKeySecurity,
         },
       },
     )
     .get(
       "/domains",
-      async ({ caller, query }) => {
-        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "read");
+      async ({ access, query }) => {
         const page = pageOf(query);
         const items = (await listDomains(ctx.sql, access.orgId, page)).map(domainOnWire);
         return { items, total: await countDomains(ctx.sql, access.orgId), ...page };
       },
       {
-        caller: true,
-        query: t.Object({ ...OrgIdQuery, ...PageQuery }),
+        org: "read",
+        query: t.Object(PageQuery),
         response: Paged(DomainRecord),
         detail: {
           summary: "The organisation's domains (member session or identity:read key)",
-          security: sessionOrKeySecurity,
         },
       },
     )
     .get(
       "/domains/:domain",
-      async ({ caller, query, params }) => {
-        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "read");
+      async ({ access, params }) => {
         const domain = await findDomain(ctx.sql, access.orgId, await canonical(params.domain));
         if (!domain) throw problem("domain_not_found", "this organisation has not registered that domain");
         return domainOnWire(domain);
       },
       {
-        caller: true,
-        query: t.Object(OrgIdQuery),
+        org: "read",
         params: DomainParams,
         response: DomainRecord,
         detail: {
           summary: "One domain, with its verification challenge while unverified",
-          security: sessionOrKeySecurity,
         },
       },
     )
     .post(
       "/domains/:domain/verify",
-      async ({ caller, query, params, body }) => {
-        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "write");
+      async ({ access, params, body }) => {
         const name = await canonical(params.domain);
         const domain = await findDomain(ctx.sql, access.orgId, name);
         if (!domain) throw problem("domain_not_found", "this organisation has not registered that domain");
@@ -134,8 +118,7 @@ export const domainsModule = (ctx: AppContext) =>
         return domainOnWire(verified);
       },
       {
-        caller: true,
-        query: t.Object(OrgIdQuery),
+        org: "write",
         params: DomainParams,
         body: VerifyBody,
         response: DomainRecord,
@@ -143,14 +126,12 @@ export const domainsModule = (ctx: AppContext) =>
           summary: "Verify a registered domain by its DNS TXT record or HTTPS file",
           description:
             "422 verification_failed says what was missing; 409 domain_taken when another organisation holds the domain verified. A verified domain covers its subdomains.",
-          security: sessionOrKeySecurity,
         },
       },
     )
     .delete(
       "/domains/:domain",
-      async ({ caller, query, params, set }) => {
-        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "write");
+      async ({ access, params, set }) => {
         const name = await canonical(params.domain);
         await ctx.sql.begin(async (tx) => {
           const removed = await removeDomain(tx, access.orgId, name);
@@ -167,12 +148,10 @@ export const domainsModule = (ctx: AppContext) =>
         set.status = 204;
       },
       {
-        caller: true,
-        query: t.Object(OrgIdQuery),
+        org: "write",
         params: DomainParams,
         detail: {
           summary: "Remove a domain (its data stops being visible to the organisation)",
-          security: sessionOrKeySecurity,
         },
       },
     );

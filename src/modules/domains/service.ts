@@ -1,6 +1,6 @@
 import postgres from "postgres";
+import { normalizeDomain } from "../../core/hosts.ts";
 import type { Queryable } from "../../db/sql.ts";
-import { normalizeDomain } from "./normalize.ts";
 
 export const verificationMethods = ["dns_txt", "https_file", "partner_attestation", "operator"] as const;
 export type VerificationMethod = (typeof verificationMethods)[number];

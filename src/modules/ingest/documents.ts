@@ -1,9 +1,10 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { Static, TSchema } from "elysia";
+import { ingestLimits } from "../../core/ingest-limits.ts";
 import type { FieldError } from "../../core/problem.ts";
+import { unsafeJsonValues } from "../../core/storable-json.ts";
+import { manifestRefProblem, parseTimestamp } from "../../core/wire-values.ts";
 import type { EventInput } from "./event-rules.ts";
-import { unsafeJsonValues } from "./json-safety.ts";
-import { ingestLimits } from "./limits.ts";
 import {
   EventBatchDocument,
   type Outcome,
@@ -13,7 +14,6 @@ import {
   type SessionStartRequest,
   SingleEventDocument,
 } from "./model.ts";
-import { manifestRefProblem, parseTimestamp } from "./values.ts";
 
 /** An explicitly described session: a session document or a bulk upload. */
 export interface SessionHeader {

@@ -1,9 +1,9 @@
 import type { Static } from "elysia";
+import { ingestLimits } from "../../core/ingest-limits.ts";
 import type { FieldError } from "../../core/problem.ts";
-import { escapePointer } from "./json-safety.ts";
-import { ingestLimits } from "./limits.ts";
+import { escapePointer } from "../../core/storable-json.ts";
+import { httpUrlHost, parseTimestamp } from "../../core/wire-values.ts";
 import { type Event, type EventType, eventTypes, type SourceRole, sourceRoles } from "./model.ts";
-import { httpUrlHost, parseTimestamp } from "./values.ts";
 
 export type EventInput = Static<typeof Event>;
 

@@ -1,10 +1,11 @@
 import { Elysia, type TSchema } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { ingestLimits } from "../../core/ingest-limits.ts";
 import { invalid, problem } from "../../core/problem.ts";
-import { apiKeyAuth } from "../../http/auth.ts";
+import { assertStorableJson } from "../../core/storable-json.ts";
+import { manifestRefProblem } from "../../core/wire-values.ts";
+import { accessPlugin } from "../../http/access.ts";
 import { outcomeValueProblem, sessionHeader } from "./documents.ts";
-import { assertStorableJson } from "./json-safety.ts";
-import { ingestLimits } from "./limits.ts";
 import {
   EventsRequest,
   EventsResponse,
@@ -17,7 +18,6 @@ import {
 } from "./model.ts";
 import { ingestDocument } from "./pipeline.ts";
 import { endSession, writeIngest } from "./service.ts";
-import { manifestRefProblem } from "./values.ts";
 
 const limitsText = `Limits: at most ${ingestLimits.maxEventsPerBatch} events per request; the body at most MAX_BODY_BYTES (default 5 MiB, 413 past it); URLs at most ${ingestLimits.maxUrlLength} characters, identifiers ${ingestLimits.maxIdLength}, an event's data ${ingestLimits.maxDataBytes} bytes, nesting ${ingestLimits.maxJsonDepth} levels; timestamps at most ${ingestLimits.maxFutureSkewMs / 60_000} minutes in the future.`;
 
@@ -29,8 +29,8 @@ const atomicText =
 const jsonBody = (schema: TSchema) => ({ required: true, content: { "application/json": { schema } } });
 
 export const ingestModule = (ctx: AppContext) =>
-  new Elysia({ name: "ingest", detail: { tags: ["Ingest"], security: [{ apiKey: [] }] } })
-    .use(apiKeyAuth(ctx))
+  new Elysia({ name: "ingest", detail: { tags: ["Ingest"] } })
+    .use(accessPlugin(ctx))
     .post(
       "/sessions/start",
       async ({ body, principal }) => {
@@ -44,7 +44,7 @@ export const ingestModule = (ctx: AppContext) =>
         return { session_id: sessionId };
       },
       {
-        apiKey: "telemetry:write",
+        key: "telemetry:write",
         // Labels the body as JSON for OpenAPI; the global strict JSON reader still parses it.
         parse: "json",
         body: SessionStartRequest,
@@ -63,7 +63,7 @@ export const ingestModule = (ctx: AppContext) =>
         return { status: "ok" as const, events_created: result.eventsCreated };
       },
       {
-        apiKey: "telemetry:write",
+        key: "telemetry:write",
         response: EventsResponse,
         detail: {
           summary: "Report events (event_batch, event or session document)",
@@ -87,7 +87,7 @@ export const ingestModule = (ctx: AppContext) =>
         };
       },
       {
-        apiKey: "telemetry:write",
+        key: "telemetry:write",
         parse: "json",
         body: SessionEndRequest,
         response: SessionEndResponse,
@@ -109,7 +109,7 @@ export const ingestModule = (ctx: AppContext) =>
         };
       },
       {
-        apiKey: "telemetry:write",
+        key: "telemetry:write",
         response: SessionBulkResponse,
         detail: {
           summary: "Upload a whole session (start, events, outcome) in one request",

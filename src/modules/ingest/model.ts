@@ -1,5 +1,5 @@
 import { type Static, t } from "elysia";
-import { ingestLimits as limits } from "./limits.ts";
+import { ingestLimits as limits } from "../../core/ingest-limits.ts";
 
 export const eventTypes = [
   "content_retrieved",

@@ -1,8 +1,9 @@
 import type { Principal } from "../../core/caller.ts";
+import { isWithinDomain } from "../../core/hosts.ts";
 import { type FieldError, invalid, problem } from "../../core/problem.ts";
+import { httpUrlHost } from "../../core/wire-values.ts";
 import type { Sql } from "../../db/sql.ts";
 import { resolveClickTokens } from "../click-tokens/service.ts";
-import { isWithinDomain } from "../domains/normalize.ts";
 import { type IngestDocument, readDocument } from "./documents.ts";
 import { type CheckedEvent, checkEvent } from "./event-rules.ts";
 import type { PrivacyLevel } from "./model.ts";
@@ -16,7 +17,6 @@ import {
   writeIngest,
 } from "./service.ts";
 import { stripTurn } from "./turn-privacy.ts";
-import { httpUrlHost } from "./values.ts";
 
 export interface IngestResult {
   sessionId: string | null;

@@ -1,8 +1,8 @@
 import postgres from "postgres";
 import type { Sql } from "../../db/sql.ts";
-import { recordSessionFirsts, sessionFirstColumns } from "../reads/session-firsts.ts";
 import type { SessionHeader } from "./documents.ts";
 import type { OutcomeValue, PrivacyLevel } from "./model.ts";
+import { recordSessionFirsts, sessionFirstColumns } from "./session-firsts.ts";
 
 /** One event as inserted: columns of `events` (org_id is the reporting organisation). */
 export interface EventRow {

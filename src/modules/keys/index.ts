@@ -1,32 +1,30 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { invalid, problem } from "../../core/problem.ts";
-import { effectiveScopes, UnknownScopeError } from "../../core/scopes.ts";
+import { effectiveScopes, type Scope, UnknownScopeError } from "../../core/scopes.ts";
+import { accessPlugin } from "../../http/access.ts";
 import { requireObjectBody } from "../../http/object-body.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
-import { sessionAuth, sessionOrKeySecurity } from "../../http/session-auth.ts";
 import { recordAudit } from "../audit/service.ts";
-import { resolveOrgAccess } from "../organizations/access.ts";
-import { OrgIdQuery } from "../organizations/model.ts";
 import { CreatedKey, CreateKey, KeyRecord } from "./model.ts";
 import { countApiKeys, createApiKey, listApiKeys, revokeApiKey } from "./service.ts";
 
 export const keysModule = (ctx: AppContext) =>
   new Elysia({ name: "identity.keys", prefix: "/api/v1/identity", detail: { tags: ["Identity: API keys"] } })
-    .use(sessionAuth(ctx))
+    .use(accessPlugin(ctx))
     .post(
       "/keys",
-      async ({ caller, query, body, set }) => {
-        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "write");
-        let scopes: string[];
+      async ({ access, body, set }) => {
+        let scopes: Scope[];
         try {
           scopes = effectiveScopes(body.scopes);
         } catch (error) {
           if (!(error instanceof UnknownScopeError)) throw error;
           throw invalid(error.message, [{ path: "/scopes", message: error.message }], "unknown_scope");
         }
+        const { caller } = access;
         if (caller.kind === "key") {
-          const beyond = scopes.filter((scope) => !caller.principal.scopes.has(scope as never));
+          const beyond = scopes.filter((scope) => !caller.principal.scopes.has(scope));
           if (beyond.length > 0) {
             throw problem(
               "scope_escalation",
@@ -54,22 +52,19 @@ export const keysModule = (ctx: AppContext) =>
         return { ...created.record, key: created.key };
       },
       {
-        caller: true,
-        query: t.Object(OrgIdQuery),
+        org: "write",
         body: CreateKey,
         transform: requireObjectBody,
         response: { 201: CreatedKey },
         detail: {
           summary: "Mint an API key (owner/admin session, or a key with identity:write for its own organisation)",
           description: "The raw key is in this response only; only its hash is stored.",
-          security: sessionOrKeySecurity,
         },
       },
     )
     .get(
       "/keys",
-      async ({ caller, query }) => {
-        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "read");
+      async ({ access, query }) => {
         const page = pageOf(query);
         const [items, total] = [
           await listApiKeys(ctx.sql, access.orgId, page),
@@ -78,19 +73,17 @@ export const keysModule = (ctx: AppContext) =>
         return { items, total, ...page };
       },
       {
-        caller: true,
-        query: t.Object({ ...OrgIdQuery, ...PageQuery }),
+        org: "read",
+        query: t.Object(PageQuery),
         response: Paged(KeyRecord),
         detail: {
           summary: "List keys: prefix, scopes, created, last used, revoked (member session, or identity:read key)",
-          security: sessionOrKeySecurity,
         },
       },
     )
     .delete(
       "/keys/:id",
-      async ({ caller, query, params }) => {
-        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "write");
+      async ({ access, params }) => {
         const revoked = await ctx.sql.begin(async (tx) => {
           const record = await revokeApiKey(tx, params.id, access.orgId);
           if (!record) throw problem("key_not_found", "this organisation has no such key");
@@ -108,14 +101,12 @@ export const keysModule = (ctx: AppContext) =>
         return revoked;
       },
       {
-        caller: true,
-        query: t.Object(OrgIdQuery),
+        org: "write",
         params: t.Object({ id: t.String({ format: "uuid" }) }),
         response: KeyRecord,
         detail: {
           summary:
             "Revoke a key at once (owner/admin session, or identity:write key); repeated calls keep the first time",
-          security: sessionOrKeySecurity,
         },
       },
     );

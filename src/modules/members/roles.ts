@@ -1,3 +1,4 @@
+import type { OrgAccess } from "../../core/caller.ts";
 import type { MemberRole } from "../../core/organizations.ts";
 import { problem } from "../../core/problem.ts";
 
@@ -15,4 +16,15 @@ export function assertMayChange(actorRole: MemberRole | undefined, targetRole: M
   if (targetRole === "owner" && actorRole !== "owner") {
     throw problem("owner_role_required", "only an owner may change or remove an owner");
   }
+}
+
+/** Anyone may leave; removing someone else takes the owner or admin role (and an owner to remove an owner). */
+export function assertMayRemove(actor: OrgAccess, member: { user_id: string; role: MemberRole }): void {
+  if (actor.caller.kind === "session" && actor.caller.user.userId === member.user_id) return;
+  if (actor.role === "member") {
+    throw problem("role_required", "this needs the owner or admin role in the organisation", {
+      required_roles: ["owner", "admin"],
+    });
+  }
+  assertMayChange(actor.role, member.role);
 }

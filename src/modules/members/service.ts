@@ -1,11 +1,12 @@
+import type { AppContext } from "../../context.ts";
 import type { AuditActor } from "../../core/caller.ts";
+import { normalizeEmail } from "../../core/email.ts";
 import type { MemberRole } from "../../core/organizations.ts";
-import { problem } from "../../core/problem.ts";
+import { ProblemError, problem } from "../../core/problem.ts";
 import type { Queryable, Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
-import { normalizeEmail } from "../auth/users.ts";
-import { enqueueEvent } from "../events/outbox.ts";
-import { addMember } from "../organizations/service.ts";
+import { addMember, findOrganization } from "../organizations/service.ts";
+import { enqueueEvent } from "../outbox/service.ts";
 
 export interface Member {
   user_id: string;
@@ -229,4 +230,26 @@ export async function claimInvite(
     });
     return { invite: done, role: (member as { role: MemberRole }).role };
   });
+}
+
+/**
+ * Tells the invited address about its invitation. The invitation is committed
+ * by then and stands without the mail (the invitee finds it in GET /me/invites),
+ * so a mail server that cannot take the message is logged, not answered as a
+ * failure of a change that was in fact made.
+ */
+export async function mailInvite(ctx: AppContext, invite: Invite): Promise<void> {
+  const org = await findOrganization(ctx.sql, invite.org_id);
+  const link = `${ctx.config.PUBLIC_BASE_URL}/api/v1/identity/me/invites`;
+  try {
+    await ctx.mailer.send({
+      to: invite.email,
+      subject: `You are invited to ${org?.name ?? "an organisation"} on Content Telemetry`,
+      text: `You have been invited to join ${org?.name ?? "an organisation"} as ${invite.role}. Sign in with this address, then claim invitation ${invite.id} (POST /api/v1/identity/invites/${invite.id}/claim). Your open invitations: ${link}`,
+      link,
+    });
+  } catch (error) {
+    if (!(error instanceof ProblemError && error.code === "mail_unavailable")) throw error;
+    ctx.log.warn("invitation stored but not mailed", { invite_id: invite.id, code: error.code });
+  }
 }

@@ -1,13 +1,12 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { auditActorOf } from "../../core/caller.ts";
+import { withDomainInput } from "../../core/hosts.ts";
 import { invalid, problem } from "../../core/problem.ts";
+import { accessPlugin } from "../../http/access.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
-import { sessionAuth, sessionOrKeySecurity, sessionSecurity } from "../../http/session-auth.ts";
-import { withDomainInput } from "../domains/input.ts";
+import { domainOnWire } from "../domains/model.ts";
 import { listDomains } from "../domains/service.ts";
-import { domainOnWire } from "../domains/wire.ts";
-import { resolveOrgAccess } from "./access.ts";
 import { CreatedOrganization, CreateOrganization, OrganizationDetail, OrganizationRecord } from "./model.ts";
 import { createContentOwner } from "./self-serve.ts";
 import { findOrganization, listUserOrganizations } from "./service.ts";
@@ -23,7 +22,7 @@ export const organizationsModule = (ctx: AppContext) =>
     prefix: "/api/v1/identity",
     detail: { tags: ["Identity: organisations"] },
   })
-    .use(sessionAuth(ctx))
+    .use(accessPlugin(ctx))
     .post(
       "/organizations",
       async ({ body, user, set }) => {
@@ -64,7 +63,6 @@ export const organizationsModule = (ctx: AppContext) =>
           summary: "Create a content-owner organisation (self-serve; platform and agent go through access requests)",
           description:
             "The caller becomes its owner; the domain is registered, not verified. org_type platform or agent answers 403 `access_request_required` with `access_request_endpoint`.",
-          security: sessionSecurity,
         },
       },
     )
@@ -78,27 +76,25 @@ export const organizationsModule = (ctx: AppContext) =>
         session: true,
         query: t.Object(PageQuery),
         response: Paged(OrganizationRecord),
-        detail: { summary: "The caller's organisations, with the caller's role", security: sessionSecurity },
+        detail: { summary: "The caller's organisations, with the caller's role" },
       },
     )
     .get(
       "/organizations/:id",
-      async ({ caller, params }) => {
-        const access = await resolveOrgAccess(ctx.sql, caller, params.id, "read");
+      async ({ access }) => {
         const org = await findOrganization(ctx.sql, access.orgId);
         if (!org) throw problem("organization_not_found", "no such organisation");
         const domains = (await listDomains(ctx.sql, org.id, { limit: 100, offset: 0 })).map(domainOnWire);
         return { ...org, role: access.role ?? null, domains };
       },
       {
-        caller: true,
+        org: { need: "read", orgFrom: "path" },
         params: t.Object({ id: t.String({ format: "uuid" }) }),
         response: OrganizationDetail,
         detail: {
           summary: "One organisation with its domains (member session, or identity:read key of that organisation)",
           description:
             "`role` is the signed-in caller's role, null for API keys; at most 100 domains (see GET /domains).",
-          security: sessionOrKeySecurity,
         },
       },
     );

@@ -2,16 +2,6 @@ import { t } from "elysia";
 import { Text } from "../../http/text.ts";
 import { DomainRecord } from "../domains/model.ts";
 
-/** Which organisation a session acts on; keys act on their own and may leave it out. */
-export const OrgIdQuery = {
-  org_id: t.Optional(
-    t.String({
-      format: "uuid",
-      description: "organisation to act on; optional for API keys and for users who belong to one organisation",
-    }),
-  ),
-};
-
 export const OrgType = t.Union([t.Literal("content_owner"), t.Literal("platform"), t.Literal("agent")]);
 export const Role = t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]);
 

@@ -50,3 +50,20 @@ export async function listUserOrganizations(
     SELECT count(*)::int AS n FROM organization_members WHERE user_id = ${userId}::uuid`;
   return { items, total: count?.n ?? 0 };
 }
+
+/**
+ * The user's memberships: the one in `orgId`, or (without it) up to two, enough
+ * to tell whether the user belongs to exactly one organisation.
+ */
+export async function membershipsOf(
+  sql: Queryable,
+  userId: string,
+  orgId: string | undefined,
+): Promise<{ org_id: string; org_type: OrgType; role: MemberRole }[]> {
+  return sql<{ org_id: string; org_type: OrgType; role: MemberRole }[]>`
+    SELECT m.org_id, o.org_type, m.role
+    FROM organization_members m JOIN organizations o ON o.id = m.org_id
+    WHERE m.user_id = ${userId}::uuid ${orgId === undefined ? sql`` : sql`AND m.org_id = ${orgId}::uuid`}
+    ORDER BY m.org_id
+    LIMIT 2`;
+}

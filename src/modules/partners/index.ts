@@ -1,16 +1,13 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { auditActorOf } from "../../core/caller.ts";
-import { apiKeyAuth } from "../../http/auth.ts";
+import { withDomainInput } from "../../core/hosts.ts";
+import { accessPlugin } from "../../http/access.ts";
 import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
-import { sessionAuth, sessionSecurity } from "../../http/session-auth.ts";
-import { withDomainInput } from "../domains/input.ts";
-import { DomainRecord } from "../domains/model.ts";
-import { domainOnWire } from "../domains/wire.ts";
-import { mailInvite } from "../members/index.ts";
+import { DomainRecord, domainOnWire } from "../domains/model.ts";
+import { mailInvite } from "../members/service.ts";
 import { AttestParams, ProvisionBody, Provisioned, ProvisionedListItem, TrustedPartnerRecord } from "./model.ts";
 import {
-  assertTrustedPartner,
   attestDomain,
   disableTrustedPartner,
   enableTrustedPartner,
@@ -19,7 +16,6 @@ import {
   provisionContentOwner,
 } from "./service.ts";
 
-const partnerKey = [{ apiKey: [] }];
 const OrgParams = t.Object({ org_id: t.String({ format: "uuid" }) });
 
 export const partnersModule = (ctx: AppContext) =>
@@ -28,8 +24,7 @@ export const partnersModule = (ctx: AppContext) =>
     prefix: "/api/v1/identity",
     detail: { tags: ["Identity: trusted partners"] },
   })
-    .use(sessionAuth(ctx))
-    .use(apiKeyAuth(ctx))
+    .use(accessPlugin(ctx))
     .get(
       "/admin/trusted-partners",
       async ({ query }) => {
@@ -40,7 +35,7 @@ export const partnersModule = (ctx: AppContext) =>
         session: "operator_admin",
         query: t.Object(PageQuery),
         response: Paged(TrustedPartnerRecord),
-        detail: { summary: "Trusted partners (operator admin)", security: sessionSecurity },
+        detail: { summary: "Trusted partners (operator admin)" },
       },
     )
     .put(
@@ -53,7 +48,6 @@ export const partnersModule = (ctx: AppContext) =>
         response: TrustedPartnerRecord,
         detail: {
           summary: "Enable a platform organisation as a trusted partner (operator admin; idempotent)",
-          security: sessionSecurity,
         },
       },
     )
@@ -66,13 +60,12 @@ export const partnersModule = (ctx: AppContext) =>
       {
         session: "operator_admin",
         params: OrgParams,
-        detail: { summary: "Withdraw trusted-partner status (operator admin)", security: sessionSecurity },
+        detail: { summary: "Withdraw trusted-partner status (operator admin)" },
       },
     )
     .post(
       "/partner/organizations",
       async ({ principal, body, set }) => {
-        await assertTrustedPartner(ctx.sql, principal);
         const provisioned = await withDomainInput("/domains", () =>
           provisionContentOwner(ctx.sql, {
             partnerOrgId: principal.orgId,
@@ -87,35 +80,32 @@ export const partnersModule = (ctx: AppContext) =>
         return { ...provisioned, domains: provisioned.domains.map(domainOnWire) };
       },
       {
-        apiKey: "partner:provision",
+        partner: true,
         body: ProvisionBody,
         response: { 201: Provisioned },
         detail: {
           summary: "Provision a content owner with attested (verified) domains and an owner invitation",
           description:
             "Key with partner:provision and identity:write of an enabled trusted partner. 409 domain_taken when another organisation holds a domain verified; nothing is created then.",
-          security: partnerKey,
         },
       },
     )
     .get(
       "/partner/organizations",
       async ({ principal, query }) => {
-        await assertTrustedPartner(ctx.sql, principal);
         const page = pageOf(query);
         return { ...(await listProvisioned(ctx.sql, principal.orgId, page)), ...page };
       },
       {
-        apiKey: "partner:provision",
+        partner: true,
         query: t.Object(PageQuery),
         response: Paged(ProvisionedListItem),
-        detail: { summary: "Content owners this partner provisioned", security: partnerKey },
+        detail: { summary: "Content owners this partner provisioned" },
       },
     )
     .post(
       "/partner/organizations/:org_id/domains/:domain/attest",
       async ({ principal, params }) => {
-        await assertTrustedPartner(ctx.sql, principal);
         const domain = await withDomainInput("/domain", () =>
           attestDomain(ctx.sql, {
             partnerOrgId: principal.orgId,
@@ -128,12 +118,11 @@ export const partnersModule = (ctx: AppContext) =>
         return domainOnWire(domain);
       },
       {
-        apiKey: "partner:provision",
+        partner: true,
         params: AttestParams,
         response: DomainRecord,
         detail: {
           summary: "Upgrade a registered domain to verified on an owner this partner provisioned (nobody else's)",
-          security: partnerKey,
         },
       },
     );

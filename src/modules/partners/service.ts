@@ -1,8 +1,8 @@
 import type { AuditActor, Principal } from "../../core/caller.ts";
+import { normalizeDomain } from "../../core/hosts.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import type { Queryable, Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
-import { normalizeDomain } from "../domains/normalize.ts";
 import { type Domain, DomainConflictError, findDomain, registerDomain, verifyDomain } from "../domains/service.ts";
 import { createInvite, type Invite } from "../members/service.ts";
 import { createOrganization, findOrganization, type Organization } from "../organizations/service.ts";
@@ -70,20 +70,11 @@ export async function disableTrustedPartner(sql: Sql, orgId: string, actor: Audi
   });
 }
 
-/**
- * A partner key may provision when it has partner:provision and identity:write,
- * belongs to a platform organisation, and the operator has enabled that organisation.
- */
-export async function assertTrustedPartner(sql: Queryable, principal: Principal): Promise<void> {
-  for (const scope of ["partner:provision", "identity:write"] as const) {
-    if (!principal.scopes.has(scope)) {
-      throw problem("missing_scope", `this API key lacks the ${scope} scope`, { required_scope: scope });
-    }
-  }
+/** Whether the operator has enabled this platform organisation as a trusted partner. */
+export async function isTrustedPartner(sql: Queryable, principal: Principal): Promise<boolean> {
+  if (principal.orgType !== "platform") return false;
   const [enabled] = await sql`SELECT 1 FROM trusted_partners WHERE org_id = ${principal.orgId}::uuid`;
-  if (principal.orgType !== "platform" || !enabled) {
-    throw problem("partner_not_enabled", "this organisation is not enabled as a trusted partner");
-  }
+  return enabled !== undefined;
 }
 
 export interface Provisioned {

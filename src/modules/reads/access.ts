@@ -1,8 +1,8 @@
 import type { Principal } from "../../core/caller.ts";
+import { DomainError, isWithinDomain, normalizeDomain } from "../../core/hosts.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import type { Sql } from "../../db/sql.ts";
 import { findActiveDelegation } from "../delegations/service.ts";
-import { DomainError, isWithinDomain, normalizeDomain } from "../domains/normalize.ts";
 import type { ReadScope } from "./scope.ts";
 
 async function verifiedDomainsOf(sql: Sql, orgId: string): Promise<string[]> {

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
-import { apiKeyAuth } from "../../http/auth.ts";
+import { accessPlugin } from "../../http/access.ts";
 import { resolveOwnerScope, resolveReporterScope } from "./access.ts";
 import { exportFormat, exportResponse } from "./export.ts";
 import {
@@ -45,8 +45,8 @@ const exportDetail = {
  */
 export const readsModule = (ctx: AppContext) =>
   new Elysia({ name: "reads" })
-    .use(apiKeyAuth(ctx))
-    .group("/content-owners", { detail: { tags: ["Content-owner reads"], security: [{ apiKey: [] }] } }, (app) =>
+    .use(accessPlugin(ctx))
+    .group("/content-owners", { detail: { tags: ["Content-owner reads"] } }, (app) =>
       app
         .get(
           "/summary",
@@ -55,7 +55,7 @@ export const readsModule = (ctx: AppContext) =>
             return summarize(ctx.sql, await resolveOwnerScope(ctx.sql, principal, query), range);
           },
           {
-            apiKey: "telemetry:read",
+            key: "telemetry:read",
             query: OwnerSummaryQuery,
             response: Summary,
             detail: { summary: "Totals, sessions, event types, sources and agents over a period" },
@@ -70,7 +70,7 @@ export const readsModule = (ctx: AppContext) =>
             return listEvents(ctx.sql, scope, range, limit, offset);
           },
           {
-            apiKey: "telemetry:read",
+            key: "telemetry:read",
             query: OwnerEventsQuery,
             response: EventPage,
             detail: { summary: "Events, newest first (page size at most 1000)" },
@@ -85,7 +85,7 @@ export const readsModule = (ctx: AppContext) =>
             return listUrls(ctx.sql, scope, range, limit, offset);
           },
           {
-            apiKey: "telemetry:read",
+            key: "telemetry:read",
             query: OwnerUrlsQuery,
             response: UrlPage,
             detail: { summary: "Per-URL metrics by total_events descending, then URL (page size at most 200)" },
@@ -100,7 +100,7 @@ export const readsModule = (ctx: AppContext) =>
             return timeseries(ctx.sql, scope, range, interval);
           },
           {
-            apiKey: "telemetry:read",
+            key: "telemetry:read",
             query: OwnerTimeseriesQuery,
             response: Timeseries,
             detail: {
@@ -116,16 +116,16 @@ export const readsModule = (ctx: AppContext) =>
             const scope = await resolveOwnerScope(ctx.sql, principal, query);
             return exportResponse(ctx.sql, scope, range, exportFormat(query.format, headers.accept));
           },
-          { apiKey: "telemetry:read", query: OwnerExportQuery, detail: { summary: "Export events", ...exportDetail } },
+          { key: "telemetry:read", query: OwnerExportQuery, detail: { summary: "Export events", ...exportDetail } },
         ),
     )
-    .group("/agent", { detail: { tags: ["Agent dashboard reads"], security: [{ apiKey: [] }] } }, (app) =>
+    .group("/agent", { detail: { tags: ["Agent dashboard reads"] } }, (app) =>
       app
         .get(
           "/summary",
           ({ principal, query }) => summarize(ctx.sql, resolveReporterScope(principal, query), parseRange(query)),
           {
-            apiKey: "telemetry:read",
+            key: "telemetry:read",
             query: AgentSummaryQuery,
             response: Summary,
             detail: { summary: "Summary of the events the caller's organisation reported" },
@@ -139,7 +139,7 @@ export const readsModule = (ctx: AppContext) =>
             return listEvents(ctx.sql, resolveReporterScope(principal, query), range, limit, offset);
           },
           {
-            apiKey: "telemetry:read",
+            key: "telemetry:read",
             query: AgentEventsQuery,
             response: EventPage,
             detail: { summary: "Events the caller's organisation reported, newest first" },
@@ -153,7 +153,7 @@ export const readsModule = (ctx: AppContext) =>
             return listUrls(ctx.sql, resolveReporterScope(principal, query), range, limit, offset);
           },
           {
-            apiKey: "telemetry:read",
+            key: "telemetry:read",
             query: AgentUrlsQuery,
             response: UrlPage,
             detail: { summary: "Per-URL metrics of the events the caller's organisation reported" },
@@ -171,7 +171,7 @@ export const readsModule = (ctx: AppContext) =>
             );
           },
           {
-            apiKey: "telemetry:read",
+            key: "telemetry:read",
             query: AgentTimeseriesQuery,
             response: Timeseries,
             detail: { summary: "Timeseries of the events the caller's organisation reported" },
@@ -186,6 +186,6 @@ export const readsModule = (ctx: AppContext) =>
               parseRange(query),
               exportFormat(query.format, headers.accept),
             ),
-          { apiKey: "telemetry:read", query: AgentExportQuery, detail: { summary: "Export events", ...exportDetail } },
+          { key: "telemetry:read", query: AgentExportQuery, detail: { summary: "Export events", ...exportDetail } },
         ),
     );

@@ -1,8 +1,8 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { hostOfUrl } from "../../core/hosts.ts";
 import { invalid } from "../../core/problem.ts";
-import { addressRateLimit } from "../../http/rate-limit.ts";
-import { hostOfUrl } from "../domains/normalize.ts";
+import { accessPlugin } from "../../http/access.ts";
 import { resolveDomain } from "./service.ts";
 
 const ResolveQuery = t.Object({
@@ -34,15 +34,14 @@ function queriedHost(query: { domain?: string; url?: string }): string {
 /** Public domain resolution, served at the base address beside the reads (`{base_url}/resolve`). */
 export const resolveModule = (ctx: AppContext) =>
   new Elysia({ name: "resolve", detail: { tags: ["Domain resolution"] } })
-    .use(addressRateLimit(ctx))
+    .use(accessPlugin(ctx))
     .get("/resolve", ({ query }) => resolveDomain(ctx.sql, queriedHost(query)), {
-      limitByAddress: true,
+      public: "by_address",
       query: ResolveQuery,
       response: Resolution,
       detail: {
         summary: "Does a registered content owner handle this domain? (public)",
         description:
           "handled is true when a content owner has verified the host or a parent domain of it; registered-but-unverified domains do not count. Unknown domains answer handled false, organization null.",
-        security: [],
       },
     });

@@ -1,36 +1,30 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { invalid } from "../../core/problem.ts";
-import { sessionAuth, sessionOrKeySecurity } from "../../http/session-auth.ts";
+import { accessPlugin } from "../../http/access.ts";
 import { recordAudit } from "../audit/service.ts";
-import { resolveOrgAccess } from "../organizations/access.ts";
-import { OrgIdQuery } from "../organizations/model.ts";
 import { SettingsPatch, SettingsRecord } from "./model.ts";
 import { flagAppliesTo, getSettings, type SettingFlag, updateSettings } from "./service.ts";
 
 export const settingsModule = (ctx: AppContext) =>
   new Elysia({ name: "identity.settings", prefix: "/api/v1/identity", detail: { tags: ["Identity: settings"] } })
-    .use(sessionAuth(ctx))
+    .use(accessPlugin(ctx))
     .get(
       "/settings",
-      async ({ caller, query }) => {
-        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "read");
+      async ({ access }) => {
         return getSettings(ctx.sql, access.orgId);
       },
       {
-        caller: true,
-        query: t.Object(OrgIdQuery),
+        org: "read",
         response: SettingsRecord,
         detail: {
           summary: "Read the click-token settings (both flags default to false)",
-          security: sessionOrKeySecurity,
         },
       },
     )
     .patch(
       "/settings",
-      async ({ caller, query, body }) => {
-        const access = await resolveOrgAccess(ctx.sql, caller, query.org_id, "write");
+      async ({ access, body }) => {
         const errors = (Object.keys(body) as SettingFlag[])
           .filter((flag) => body[flag] !== undefined && !flagAppliesTo[flag].includes(access.orgType))
           .map((flag) => ({
@@ -54,15 +48,13 @@ export const settingsModule = (ctx: AppContext) =>
         });
       },
       {
-        caller: true,
-        query: t.Object(OrgIdQuery),
+        org: "write",
         body: SettingsPatch,
         response: SettingsRecord,
         detail: {
           summary: "Set click-token flags (owner/admin session, or identity:write key); answers the full settings",
           description:
             "share_sessions_via_click_tokens applies to agent and platform organisations, visible_in_click_token_lookups to content owners; a flag that does not apply is 422 `setting_not_applicable`.",
-          security: sessionOrKeySecurity,
         },
       },
     );

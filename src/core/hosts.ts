@@ -1,4 +1,5 @@
 import { getPublicSuffix } from "tldts";
+import { invalid } from "./problem.ts";
 
 /** Why a host cannot be registered as a content owner's domain. */
 export class DomainError extends Error {
@@ -50,4 +51,16 @@ export function hostOfUrl(url: string): string | null {
 /** True when `host` is `domain` or one of its subdomains. */
 export function isWithinDomain(host: string, domain: string): boolean {
   return host === domain || host.endsWith(`.${domain}`);
+}
+
+/** Runs `fn`, turning a refused host name into a 422 naming the body field it came from. */
+export async function withDomainInput<T>(path: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof DomainError) {
+      throw invalid(error.message, [{ path, message: error.message }], "invalid_domain");
+    }
+    throw error;
+  }
 }

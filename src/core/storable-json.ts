@@ -1,4 +1,4 @@
-import { type FieldError, invalid } from "../../core/problem.ts";
+import { type FieldError, invalid } from "./problem.ts";
 
 const maxReported = 50;
 

@@ -1,5 +1,5 @@
-import { hostOfUrl } from "../domains/normalize.ts";
-import { ingestLimits } from "./limits.ts";
+import { hostOfUrl } from "./hosts.ts";
+import { ingestLimits } from "./ingest-limits.ts";
 
 // RFC 3339 date-time: an explicit offset is required so no timestamp depends on a server's zone.
 const isoDateTime = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
