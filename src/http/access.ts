@@ -126,6 +126,16 @@ const admittedRequests = new WeakMap<Request, Promise<Admitted>>();
 const sessionLookups = new SingleFlight<SessionUser>();
 
 /**
+ * The key a request was admitted with, for a feature's own macro that builds on a
+ * `key:` declaration (the reads' data scope). The declaration has admitted it by then.
+ */
+export async function admittedPrincipal(request: Request): Promise<Principal> {
+  const principal = (await admittedRequests.get(request))?.principal;
+  if (!principal) throw new Error("the route reads the admitted key but declares no `key:` access");
+  return principal;
+}
+
+/**
  * Authenticates requests against route declarations. `admit` runs as early as the
  * request allows (before its body is read, from src/http/plugin.ts) and again from
  * the route's macro, which gets the same memoised answer.

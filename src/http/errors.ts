@@ -23,13 +23,14 @@ function fieldErrors(error: ValidationError): FieldError[] {
  * value. The query parameter holding that value is named instead ("/" when none or
  * several do), so the 422 says which one to fix.
  */
-function queryParameterPath(error: ValidationError, query: Record<string, unknown> | undefined): string | undefined {
-  const holders = Object.keys(query ?? {}).filter((name) => Number(query?.[name]) === error.value);
+function queryParameterPath(error: ValidationError, searchParams: URLSearchParams): string | undefined {
+  // The parameters as sent, not after defaults were applied (an omitted offset becomes 0 too).
+  const holders = [...new Set(searchParams.keys())].filter((name) => Number(searchParams.get(name)) === error.value);
   return holders.length === 1 ? `/${holders[0]}` : undefined;
 }
 
-function fromValidation(error: ValidationError, query: Record<string, unknown> | undefined): ProblemError {
-  const queryPath = error.type === "property" ? queryParameterPath(error, query) : undefined;
+function fromValidation(error: ValidationError, searchParams: URLSearchParams): ProblemError {
+  const queryPath = error.type === "property" ? queryParameterPath(error, searchParams) : undefined;
   const errors = queryPath ? fieldErrors(error).map((e) => ({ ...e, path: queryPath })) : fieldErrors(error);
   const where = error.type === "body" ? "request body is" : `${queryPath ? "query" : error.type} parameters are`;
   return invalid(`the ${where} invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
@@ -75,7 +76,8 @@ export interface FailedRequest {
   error: unknown;
   method: string;
   path: string;
-  query: Record<string, unknown> | undefined;
+  /** The query string as sent. */
+  searchParams: URLSearchParams;
   /** Methods the path answers to, for a 405 instead of a 404. */
   allowedMethods: string[];
 }
@@ -93,7 +95,7 @@ export function problemFor(failed: FailedRequest): ProblemError | undefined {
   const error =
     code === "PARSE" && thrown instanceof Error && thrown.cause instanceof ProblemError ? thrown.cause : thrown;
   if (error instanceof ProblemError) return error;
-  if (error instanceof ValidationError) return fromValidation(error, failed.query);
+  if (error instanceof ValidationError) return fromValidation(error, failed.searchParams);
   if (code === "PARSE") return problem("malformed_body", "request body could not be parsed");
   if (code === "NOT_FOUND") {
     const methods = failed.allowedMethods;

@@ -1,7 +1,17 @@
 import { type TSchema, t } from "elysia";
 
-/** Largest page any control-plane list returns. */
-export const maxPageSize = 100;
+/**
+ * The one paging mechanism of every list: `limit` and `offset` query parameters
+ * bounded by the schema (422 naming the parameter past a bound), and the answer
+ * `{items, total, limit, offset}`.
+ */
+export interface PageSize {
+  defaultLimit: number;
+  maxLimit: number;
+}
+
+/** Control-plane lists (keys, domains, members, …). */
+export const controlPlanePage: PageSize = { defaultLimit: 50, maxLimit: 100 };
 
 /**
  * Largest offset: every integer up to here is exact in JavaScript and fits PostgreSQL's
@@ -9,14 +19,27 @@ export const maxPageSize = 100;
  */
 export const maxPageOffset = Number.MAX_SAFE_INTEGER;
 
-export const PageQuery = {
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: maxPageSize, default: 50, description: `1–${maxPageSize}` })),
-  offset: t.Optional(t.Integer({ minimum: 0, maximum: maxPageOffset, default: 0 })),
-};
+/** The `limit` and `offset` query parameters of a list with this page size. */
+export const pageQuery = (size: PageSize = controlPlanePage) => ({
+  limit: t.Optional(
+    t.Integer({
+      minimum: 1,
+      maximum: size.maxLimit,
+      default: size.defaultLimit,
+      description: `Page size, 1 to ${size.maxLimit} (default ${size.defaultLimit}).`,
+    }),
+  ),
+  offset: t.Optional(
+    t.Integer({ minimum: 0, maximum: maxPageOffset, default: 0, description: "Items to skip, 0 to 2^53 - 1." }),
+  ),
+});
 
 export const Paged = <T extends TSchema>(item: T) =>
   t.Object({ items: t.Array(item), total: t.Integer(), limit: t.Integer(), offset: t.Integer() });
 
-export function pageOf(query: { limit?: number; offset?: number }): { limit: number; offset: number } {
-  return { limit: query.limit ?? 50, offset: query.offset ?? 0 };
+export function pageOf(
+  query: { limit?: number; offset?: number },
+  size: PageSize = controlPlanePage,
+): { limit: number; offset: number } {
+  return { limit: query.limit ?? size.defaultLimit, offset: query.offset ?? 0 };
 }

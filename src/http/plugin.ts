@@ -54,14 +54,14 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
         return hasNoBody(context.request) ? undefined : readJsonBody(context.request, ctx.config.MAX_BODY_BYTES);
       })
       .onTransform({ as: "global" }, admitEarly)
-      .onError({ as: "global" }, ({ code, error, request, path, query }) => {
+      .onError({ as: "global" }, ({ code, error, request, path }) => {
         const requestId = requestIds.get(request);
         const known = problemFor({
           code,
           error,
           method: request.method,
           path,
-          query,
+          searchParams: new URL(request.url).searchParams,
           allowedMethods: code === "NOT_FOUND" ? routes.allowedMethods(path) : [],
         });
         if (!known) ctx.log.error("unhandled error", { request_id: requestId, path, ...describeError(error) });

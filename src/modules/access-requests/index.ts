@@ -3,7 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { auditActorOf } from "../../core/caller.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { requireObjectBody } from "../../http/object-body.ts";
-import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
+import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { AccessRequestBody, AccessRequestRecord, AccessRequestStatus, ReviewBody } from "./model.ts";
 import { type AccessRequestType, listAccessRequests, reviewAccessRequest, submitAccessRequest } from "./service.ts";
 
@@ -41,7 +41,7 @@ const requestRoutes = (ctx: AppContext, orgType: AccessRequestType) =>
       },
       {
         session: true,
-        query: t.Object(PageQuery),
+        query: t.Object(pageQuery()),
         response: Paged(AccessRequestRecord),
         detail: { summary: `The caller's own ${orgType} access requests` },
       },
@@ -97,7 +97,7 @@ export const accessRequestsModule = (ctx: AppContext) =>
         query: t.Object({
           status: t.Optional(AccessRequestStatus),
           org_type: t.Optional(t.Union([t.Literal("platform"), t.Literal("agent")])),
-          ...PageQuery,
+          ...pageQuery(),
         }),
         response: Paged(AccessRequestRecord),
         detail: {

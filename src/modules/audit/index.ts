@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { accessPlugin } from "../../http/access.ts";
-import { PageQuery, pageOf } from "../../http/paging.ts";
+import { pageOf, pageQuery } from "../../http/paging.ts";
 import { listAudit } from "./service.ts";
 
 export const auditModule = (ctx: AppContext) =>
@@ -15,7 +15,7 @@ export const auditModule = (ctx: AppContext) =>
       },
       {
         org: "manage",
-        query: t.Object(PageQuery),
+        query: t.Object(pageQuery()),
         detail: {
           summary: "Control-plane changes of an organisation, newest first (owners and admins)",
         },

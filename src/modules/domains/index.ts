@@ -3,7 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { normalizeDomain, withDomainInput } from "../../core/hosts.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
-import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
+import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { recordAudit } from "../audit/service.ts";
 import { DomainBody, DomainParams, DomainRecord, domainOnWire, VerifyBody } from "./model.ts";
 import {
@@ -61,7 +61,7 @@ export const domainsModule = (ctx: AppContext) =>
       },
       {
         org: "read",
-        query: t.Object(PageQuery),
+        query: t.Object(pageQuery()),
         response: Paged(DomainRecord),
         detail: {
           summary: "The organisation's domains (member session or identity:read key)",

@@ -4,7 +4,7 @@ import { invalid, problem } from "../../core/problem.ts";
 import { effectiveScopes, type Scope, UnknownScopeError } from "../../core/scopes.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { requireObjectBody } from "../../http/object-body.ts";
-import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
+import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { recordAudit } from "../audit/service.ts";
 import { CreatedKey, CreateKey, KeyRecord } from "./model.ts";
 import { countApiKeys, createApiKey, listApiKeys, revokeApiKey } from "./service.ts";
@@ -74,7 +74,7 @@ export const keysModule = (ctx: AppContext) =>
       },
       {
         org: "read",
-        query: t.Object(PageQuery),
+        query: t.Object(pageQuery()),
         response: Paged(KeyRecord),
         detail: {
           summary: "List keys: prefix, scopes, created, last used, revoked (member session, or identity:read key)",

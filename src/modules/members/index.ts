@@ -3,7 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { auditActorOf } from "../../core/caller.ts";
 import { problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
-import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
+import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import {
   ClaimResult,
   InviteBody,
@@ -45,7 +45,7 @@ export const membersModule = (ctx: AppContext) =>
         // Members' e-mail addresses are for people of the organisation, not for
         // keys deployed on servers and edges (identity:read covers domains, keys, delegations).
         org: { need: "read", sessionOnly: true },
-        query: t.Object(PageQuery),
+        query: t.Object(pageQuery()),
         response: Paged(MemberRecord),
         detail: {
           summary: "Members and their roles (a member's session)",
@@ -119,7 +119,7 @@ export const membersModule = (ctx: AppContext) =>
       },
       {
         org: "manage",
-        query: t.Object(PageQuery),
+        query: t.Object(pageQuery()),
         response: Paged(InviteRecord),
         detail: { summary: "Open invitations of the organisation (owner/admin session)" },
       },

@@ -4,7 +4,7 @@ import { auditActorOf } from "../../core/caller.ts";
 import { withDomainInput } from "../../core/hosts.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
-import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
+import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { domainOnWire } from "../domains/model.ts";
 import { listDomains } from "../domains/service.ts";
 import { CreatedOrganization, CreateOrganization, OrganizationDetail, OrganizationRecord } from "./model.ts";
@@ -74,7 +74,7 @@ export const organizationsModule = (ctx: AppContext) =>
       },
       {
         session: true,
-        query: t.Object(PageQuery),
+        query: t.Object(pageQuery()),
         response: Paged(OrganizationRecord),
         detail: { summary: "The caller's organisations, with the caller's role" },
       },

@@ -3,7 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { auditActorOf } from "../../core/caller.ts";
 import { withDomainInput } from "../../core/hosts.ts";
 import { accessPlugin } from "../../http/access.ts";
-import { Paged, PageQuery, pageOf } from "../../http/paging.ts";
+import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { DomainRecord, domainOnWire } from "../domains/model.ts";
 import { mailInvite } from "../members/service.ts";
 import { AttestParams, ProvisionBody, Provisioned, ProvisionedListItem, TrustedPartnerRecord } from "./model.ts";
@@ -33,7 +33,7 @@ export const partnersModule = (ctx: AppContext) =>
       },
       {
         session: "operator_admin",
-        query: t.Object(PageQuery),
+        query: t.Object(pageQuery()),
         response: Paged(TrustedPartnerRecord),
         detail: { summary: "Trusted partners (operator admin)" },
       },
@@ -98,7 +98,7 @@ export const partnersModule = (ctx: AppContext) =>
       },
       {
         partner: true,
-        query: t.Object(PageQuery),
+        query: t.Object(pageQuery()),
         response: Paged(ProvisionedListItem),
         detail: { summary: "Content owners this partner provisioned" },
       },

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
-import { accessPlugin } from "../../http/access.ts";
+import { accessPlugin, admittedPrincipal } from "../../http/access.ts";
+import { pageOf } from "../../http/paging.ts";
 import { resolveOwnerScope, resolveReporterScope } from "./access.ts";
 import { exportFormat, exportResponse } from "./export.ts";
 import {
@@ -10,8 +11,7 @@ import {
   AgentTimeseriesQuery,
   AgentUrlsQuery,
   EventPage,
-  maxEventsPageSize,
-  maxUrlsPageSize,
+  eventsPage,
   OwnerEventsQuery,
   OwnerExportQuery,
   OwnerSummaryQuery,
@@ -20,8 +20,9 @@ import {
   Summary,
   Timeseries,
   UrlPage,
+  urlsPage,
 } from "./model.ts";
-import { maxTimeseriesBuckets, parsePage, parseRange, parseTimeseriesRange } from "./params.ts";
+import { maxTimeseriesBuckets, parseRange, parseTimeseriesRange } from "./params.ts";
 import { listEvents, listUrls, summarize, timeseries } from "./service.ts";
 
 const exportDetail = {
@@ -39,6 +40,27 @@ const exportDetail = {
 };
 
 /**
+ * `read: "owner"` beside `key: "telemetry:read"` resolves whose data the read shows
+ * (the key's own organisation, or a grantor's through `delegated_from`, narrowed by
+ * `domain`; 403 otherwise); `read: "reporter"` the events the key's organisation reported.
+ */
+const readScope = (ctx: AppContext) =>
+  new Elysia({ name: "reads.scope" }).macro({
+    read: (view: "owner" | "reporter") => ({
+      async resolve({ request, query }) {
+        const principal = await admittedPrincipal(request);
+        const params = query as { domain?: string; delegated_from?: string; agent_id?: string };
+        return {
+          scope:
+            view === "owner"
+              ? await resolveOwnerScope(ctx.sql, principal, params)
+              : resolveReporterScope(principal, params),
+        };
+      },
+    }),
+  });
+
+/**
  * Content-owner reads (/content-owners/*: own verified domains, or a grantor's
  * through a delegation) and agent dashboards (/agent/*: what the caller's
  * organisation reported). Both need telemetry:read.
@@ -46,31 +68,26 @@ const exportDetail = {
 export const readsModule = (ctx: AppContext) =>
   new Elysia({ name: "reads" })
     .use(accessPlugin(ctx))
+    .use(readScope(ctx))
     .group("/content-owners", { detail: { tags: ["Content-owner reads"] } }, (app) =>
       app
-        .get(
-          "/summary",
-          async ({ principal, query }) => {
-            const range = parseRange(query);
-            return summarize(ctx.sql, await resolveOwnerScope(ctx.sql, principal, query), range);
-          },
-          {
-            key: "telemetry:read",
-            query: OwnerSummaryQuery,
-            response: Summary,
-            detail: { summary: "Totals, sessions, event types, sources and agents over a period" },
-          },
-        )
+        .get("/summary", ({ scope, query }) => summarize(ctx.sql, scope, parseRange(query)), {
+          key: "telemetry:read",
+          read: "owner",
+          query: OwnerSummaryQuery,
+          response: Summary,
+          detail: { summary: "Totals, sessions, event types, sources and agents over a period" },
+        })
         .get(
           "/events",
-          async ({ principal, query }) => {
+          ({ scope, query }) => {
             const range = parseRange(query);
-            const { limit, offset } = parsePage(query, 100, maxEventsPageSize);
-            const scope = await resolveOwnerScope(ctx.sql, principal, query);
+            const { limit, offset } = pageOf(query, eventsPage);
             return listEvents(ctx.sql, scope, range, limit, offset);
           },
           {
             key: "telemetry:read",
+            read: "owner",
             query: OwnerEventsQuery,
             response: EventPage,
             detail: { summary: "Events, newest first (page size at most 1000)" },
@@ -78,14 +95,14 @@ export const readsModule = (ctx: AppContext) =>
         )
         .get(
           "/urls",
-          async ({ principal, query }) => {
+          ({ scope, query }) => {
             const range = parseRange(query);
-            const { limit, offset } = parsePage(query, 20, maxUrlsPageSize);
-            const scope = await resolveOwnerScope(ctx.sql, principal, query);
+            const { limit, offset } = pageOf(query, urlsPage);
             return listUrls(ctx.sql, scope, range, limit, offset);
           },
           {
             key: "telemetry:read",
+            read: "owner",
             query: OwnerUrlsQuery,
             response: UrlPage,
             detail: { summary: "Per-URL metrics by total_events descending, then URL (page size at most 200)" },
@@ -93,14 +110,14 @@ export const readsModule = (ctx: AppContext) =>
         )
         .get(
           "/timeseries",
-          async ({ principal, query }) => {
+          ({ scope, query }) => {
             const interval = query.interval ?? "day";
             const range = parseTimeseriesRange(query, interval);
-            const scope = await resolveOwnerScope(ctx.sql, principal, query);
             return timeseries(ctx.sql, scope, range, interval);
           },
           {
             key: "telemetry:read",
+            read: "owner",
             query: OwnerTimeseriesQuery,
             response: Timeseries,
             detail: {
@@ -111,35 +128,37 @@ export const readsModule = (ctx: AppContext) =>
         )
         .get(
           "/export",
-          async ({ principal, query, headers }) => {
+          ({ scope, query, headers }) => {
             const range = parseRange(query);
-            const scope = await resolveOwnerScope(ctx.sql, principal, query);
             return exportResponse(ctx.sql, scope, range, exportFormat(query.format, headers.accept));
           },
-          { key: "telemetry:read", query: OwnerExportQuery, detail: { summary: "Export events", ...exportDetail } },
+          {
+            key: "telemetry:read",
+            read: "owner",
+            query: OwnerExportQuery,
+            detail: { summary: "Export events", ...exportDetail },
+          },
         ),
     )
     .group("/agent", { detail: { tags: ["Agent dashboard reads"] } }, (app) =>
       app
-        .get(
-          "/summary",
-          ({ principal, query }) => summarize(ctx.sql, resolveReporterScope(principal, query), parseRange(query)),
-          {
-            key: "telemetry:read",
-            query: AgentSummaryQuery,
-            response: Summary,
-            detail: { summary: "Summary of the events the caller's organisation reported" },
-          },
-        )
+        .get("/summary", ({ scope, query }) => summarize(ctx.sql, scope, parseRange(query)), {
+          key: "telemetry:read",
+          read: "reporter",
+          query: AgentSummaryQuery,
+          response: Summary,
+          detail: { summary: "Summary of the events the caller's organisation reported" },
+        })
         .get(
           "/events",
-          ({ principal, query }) => {
+          ({ scope, query }) => {
             const range = parseRange(query);
-            const { limit, offset } = parsePage(query, 100, maxEventsPageSize);
-            return listEvents(ctx.sql, resolveReporterScope(principal, query), range, limit, offset);
+            const { limit, offset } = pageOf(query, eventsPage);
+            return listEvents(ctx.sql, scope, range, limit, offset);
           },
           {
             key: "telemetry:read",
+            read: "reporter",
             query: AgentEventsQuery,
             response: EventPage,
             detail: { summary: "Events the caller's organisation reported, newest first" },
@@ -147,13 +166,14 @@ export const readsModule = (ctx: AppContext) =>
         )
         .get(
           "/urls",
-          ({ principal, query }) => {
+          ({ scope, query }) => {
             const range = parseRange(query);
-            const { limit, offset } = parsePage(query, 20, maxUrlsPageSize);
-            return listUrls(ctx.sql, resolveReporterScope(principal, query), range, limit, offset);
+            const { limit, offset } = pageOf(query, urlsPage);
+            return listUrls(ctx.sql, scope, range, limit, offset);
           },
           {
             key: "telemetry:read",
+            read: "reporter",
             query: AgentUrlsQuery,
             response: UrlPage,
             detail: { summary: "Per-URL metrics of the events the caller's organisation reported" },
@@ -161,17 +181,13 @@ export const readsModule = (ctx: AppContext) =>
         )
         .get(
           "/timeseries",
-          ({ principal, query }) => {
+          ({ scope, query }) => {
             const interval = query.interval ?? "day";
-            return timeseries(
-              ctx.sql,
-              resolveReporterScope(principal, query),
-              parseTimeseriesRange(query, interval),
-              interval,
-            );
+            return timeseries(ctx.sql, scope, parseTimeseriesRange(query, interval), interval);
           },
           {
             key: "telemetry:read",
+            read: "reporter",
             query: AgentTimeseriesQuery,
             response: Timeseries,
             detail: { summary: "Timeseries of the events the caller's organisation reported" },
@@ -179,13 +195,13 @@ export const readsModule = (ctx: AppContext) =>
         )
         .get(
           "/export",
-          ({ principal, query, headers }) =>
-            exportResponse(
-              ctx.sql,
-              resolveReporterScope(principal, query),
-              parseRange(query),
-              exportFormat(query.format, headers.accept),
-            ),
-          { key: "telemetry:read", query: AgentExportQuery, detail: { summary: "Export events", ...exportDetail } },
+          ({ scope, query, headers }) =>
+            exportResponse(ctx.sql, scope, parseRange(query), exportFormat(query.format, headers.accept)),
+          {
+            key: "telemetry:read",
+            read: "reporter",
+            query: AgentExportQuery,
+            detail: { summary: "Export events", ...exportDetail },
+          },
         ),
     );

@@ -1,8 +1,10 @@
 import { t } from "elysia";
+import { type PageSize, pageQuery } from "../../http/paging.ts";
 
 /** Largest page sizes (above them: 422). */
-export const maxEventsPageSize = 1000;
-export const maxUrlsPageSize = 200;
+/** Event pages: 100 by default, at most 1000. URL pages: 20 by default (the interface's limits), at most 200. */
+export const eventsPage: PageSize = { defaultLimit: 100, maxLimit: 1000 };
+export const urlsPage: PageSize = { defaultLimit: 20, maxLimit: 200 };
 
 const isoTime = (description: string) => t.String({ description });
 const uuidPattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
@@ -41,13 +43,6 @@ const agentQuery = {
   ),
 };
 
-// Bounds are checked by `parsePage` rather than the schema: Elysia's query-number
-// coercion reports a bound violation without naming the parameter.
-const paging = (defaultLimit: number, maxLimit: number) => ({
-  limit: t.Optional(t.Integer({ default: defaultLimit, description: `Page size, 1 to ${maxLimit}.` })),
-  offset: t.Optional(t.Integer({ default: 0, description: "Items to skip, 0 to 2^53 - 1." })),
-});
-
 const IntervalSchema = (options: { default?: string; description?: string } = {}) =>
   t.Union([t.Literal("hour"), t.Literal("day"), t.Literal("week"), t.Literal("month")], options);
 export type Interval = "hour" | "day" | "week" | "month";
@@ -65,13 +60,13 @@ const exportParams = {
 };
 
 export const OwnerSummaryQuery = t.Object(ownerQuery);
-export const OwnerEventsQuery = t.Object({ ...ownerQuery, ...paging(100, maxEventsPageSize) });
-export const OwnerUrlsQuery = t.Object({ ...ownerQuery, ...paging(20, maxUrlsPageSize) });
+export const OwnerEventsQuery = t.Object({ ...ownerQuery, ...pageQuery(eventsPage) });
+export const OwnerUrlsQuery = t.Object({ ...ownerQuery, ...pageQuery(urlsPage) });
 export const OwnerTimeseriesQuery = t.Object({ ...ownerQuery, ...timeseriesParams });
 export const OwnerExportQuery = t.Object({ ...ownerQuery, ...exportParams });
 export const AgentSummaryQuery = t.Object(agentQuery);
-export const AgentEventsQuery = t.Object({ ...agentQuery, ...paging(100, maxEventsPageSize) });
-export const AgentUrlsQuery = t.Object({ ...agentQuery, ...paging(20, maxUrlsPageSize) });
+export const AgentEventsQuery = t.Object({ ...agentQuery, ...pageQuery(eventsPage) });
+export const AgentUrlsQuery = t.Object({ ...agentQuery, ...pageQuery(urlsPage) });
 export const AgentTimeseriesQuery = t.Object({ ...agentQuery, ...timeseriesParams });
 export const AgentExportQuery = t.Object({ ...agentQuery, ...exportParams });
 

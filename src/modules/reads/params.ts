@@ -77,24 +77,3 @@ export function parseTimeseriesRange(query: { since?: string; until?: string }, 
   }
   return range;
 }
-
-/** Page size and offset within their documented bounds (422 naming the field otherwise). */
-export function parsePage(
-  query: { limit?: number; offset?: number },
-  defaultLimit: number,
-  maxLimit: number,
-): { limit: number; offset: number } {
-  const limit = query.limit ?? defaultLimit;
-  const offset = query.offset ?? 0;
-  const errors: FieldError[] = [];
-  if (limit < 1 || limit > maxLimit) errors.push({ path: "/limit", message: `must be between 1 and ${maxLimit}` });
-  if (offset < 0) errors.push({ path: "/offset", message: "must not be negative" });
-  // Above this, the number is no longer exact and may not fit PostgreSQL's bigint OFFSET.
-  else if (offset > Number.MAX_SAFE_INTEGER) {
-    errors.push({ path: "/offset", message: `must be at most ${Number.MAX_SAFE_INTEGER}` });
-  }
-  if (errors.length > 0) {
-    throw invalid(`the query parameters are invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
-  }
-  return { limit, offset };
-}
