@@ -5,6 +5,8 @@ export type Sql = postgres.Sql;
 /** A pool or an open transaction: what a function takes when it may run inside `sql.begin`. */
 export type Queryable = postgres.Sql | postgres.TransactionSql;
 export type DatabaseKind = "embedded" | "server";
+/** A piece of a query, composed into others with ${…}. */
+export type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
 /** Calls `handler` with the payload of every NOTIFY on a channel, whichever process or connection sent it. */
 export type Listen = (channel: string, handler: (payload: string) => void) => Promise<() => Promise<void>>;

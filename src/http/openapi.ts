@@ -1,5 +1,6 @@
 import { openapi } from "@elysiajs/openapi";
 import { Elysia, t } from "elysia";
+import { problemCodes } from "../core/problem.ts";
 import { sessionCookieName } from "./credentials.ts";
 
 export interface RouteWithBody {
@@ -25,7 +26,12 @@ const Problem = t.Object(
     type: t.String({ description: "urn:content-telemetry:problem:<code>" }),
     title: t.String(),
     status: t.Integer(),
-    code: t.String({ description: "stable machine-readable error code" }),
+    code: t.String({
+      enum: Object.keys(problemCodes),
+      description: `stable machine-readable error code: ${Object.entries(problemCodes)
+        .map(([code, { status, meaning }]) => `\`${code}\` (${status}) ${meaning}`)
+        .join("; ")}`,
+    }),
     detail: t.Optional(t.String()),
     instance: t.Optional(t.String({ description: "the request path" })),
     request_id: t.Optional(t.String()),

@@ -1,6 +1,7 @@
 import postgres from "postgres";
 import type { Sql } from "../../db/sql.ts";
 import type { SessionHeader } from "./documents.ts";
+import { selectStoredColumns, storedColumnList, unnestEvents } from "./event-columns.ts";
 import type { OutcomeValue, PrivacyLevel } from "./model.ts";
 import { recordSessionFirsts, sessionFirstColumns } from "./session-firsts.ts";
 
@@ -51,7 +52,6 @@ export class SessionEndsBeforeStartError extends Error {
 }
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
-const json = (value: Record<string, unknown> | null) => (value ? JSON.stringify(value) : null);
 
 /**
  * Claims every session the request names (creating unknown ones for the caller,
@@ -93,33 +93,9 @@ export async function writeIngest(sql: Sql, plan: WritePlan): Promise<number> {
         ${header ? sql`UNION ALL SELECT id, agent_id FROM header_claim` : sql``}
       ),
       inserted AS (
-        INSERT INTO events (
-          event_time, event_id, org_id, event_type, source_role, content_url, content_host, agent_id,
-          session_id, content_id, content_telemetry_id, turn_id, output_id, presentation_id, data, turn
-        )
-        SELECT e.event_time, e.event_id, ${orgId}::uuid, e.event_type, e.source_role, e.content_url, e.content_host,
-               coalesce(e.agent_id, o.agent_id), e.session_id, e.content_id, e.content_telemetry_id, e.turn_id,
-               e.output_id, e.presentation_id, e.data::jsonb, e.turn::jsonb
-        FROM unnest(
-          ${events.map((e) => iso(e.eventTime))}::timestamptz[],
-          ${events.map((e) => e.eventId)}::uuid[],
-          ${events.map((e) => e.eventType)}::text[],
-          ${events.map((e) => e.sourceRole)}::text[],
-          ${events.map((e) => e.contentUrl)}::text[],
-          ${events.map((e) => e.contentHost)}::text[],
-          ${events.map((e) => e.agentId)}::text[],
-          ${events.map((e) => e.sessionId)}::uuid[],
-          ${events.map((e) => e.contentId)}::text[],
-          ${events.map((e) => e.contentTelemetryId)}::text[],
-          ${events.map((e) => e.turnId)}::text[],
-          ${events.map((e) => e.outputId)}::text[],
-          ${events.map((e) => e.presentationId)}::text[],
-          ${events.map((e) => json(e.data))}::text[],
-          ${events.map((e) => json(e.turn))}::text[]
-        ) AS e (
-          event_time, event_id, event_type, source_role, content_url, content_host, agent_id, session_id,
-          content_id, content_telemetry_id, turn_id, output_id, presentation_id, data, turn
-        )
+        INSERT INTO events (${storedColumnList(sql)}, org_id)
+        SELECT ${selectStoredColumns(sql, "e", { agent_id: sql`coalesce(e.agent_id, o.agent_id)` })}, ${orgId}::uuid
+        FROM ${unnestEvents(sql, events, "e")}
         LEFT JOIN owned o ON o.id = e.session_id
         ON CONFLICT DO NOTHING
         RETURNING ${sessionFirstColumns(sql)}

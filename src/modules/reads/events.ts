@@ -1,11 +1,26 @@
+import { joined } from "../../db/fragments.ts";
 import type { Sql } from "../../db/sql.ts";
 import { count, endOf, iso, type Range, resolve } from "./read-context.ts";
 import type { ReadScope } from "./scope.ts";
 import { countEvents } from "./summary.ts";
 
-const eventColumns = (sql: Sql) => sql`
-  event_id, session_id, event_type, content_url, event_time AS event_timestamp, data AS event_data,
-  org_id AS platform_id, agent_id`;
+/** The event list item (reads and export): each field and the `events` column it comes from. */
+export const eventItemFields = {
+  event_id: "event_id",
+  session_id: "session_id",
+  event_type: "event_type",
+  content_url: "content_url",
+  event_timestamp: "event_time",
+  event_data: "data",
+  platform_id: "org_id",
+  agent_id: "agent_id",
+} as const;
+
+const eventColumns = (sql: Sql) =>
+  joined(
+    sql,
+    Object.entries(eventItemFields).map(([field, column]) => sql`${sql(column)} AS ${sql(field)}`),
+  );
 
 interface EventRow {
   event_id: string;

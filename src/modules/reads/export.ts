@@ -1,5 +1,5 @@
 import type { Sql } from "../../db/sql.ts";
-import type { toEventItem } from "./events.ts";
+import { eventItemFields, type toEventItem } from "./events.ts";
 import type { Range } from "./read-context.ts";
 import type { ReadScope } from "./scope.ts";
 import { streamEventBatches } from "./service.ts";
@@ -34,16 +34,7 @@ export function exportFormat(format: ExportFormat | undefined, accept: string | 
 }
 
 type EventItem = ReturnType<typeof toEventItem>;
-const csvColumns = [
-  "event_id",
-  "session_id",
-  "event_type",
-  "content_url",
-  "event_timestamp",
-  "event_data",
-  "platform_id",
-  "agent_id",
-] as const satisfies readonly (keyof EventItem)[];
+const csvColumns = Object.keys(eventItemFields) as (keyof typeof eventItemFields & keyof EventItem)[];
 
 /** RFC 4180 field: quoted when it holds a delimiter, quote or line break. */
 function csvField(value: unknown): string {

@@ -1,7 +1,7 @@
+import type { TProperties } from "@sinclair/typebox";
 import { t } from "elysia";
 import { type PageSize, pageQuery } from "../../http/paging.ts";
 
-/** Largest page sizes (above them: 422). */
 /** Event pages: 100 by default, at most 1000. URL pages: 20 by default (the interface's limits), at most 200. */
 export const eventsPage: PageSize = { defaultLimit: 100, maxLimit: 1000 };
 export const urlsPage: PageSize = { defaultLimit: 20, maxLimit: 200 };
@@ -59,16 +59,17 @@ const exportParams = {
   ),
 };
 
-export const OwnerSummaryQuery = t.Object(ownerQuery);
-export const OwnerEventsQuery = t.Object({ ...ownerQuery, ...pageQuery(eventsPage) });
-export const OwnerUrlsQuery = t.Object({ ...ownerQuery, ...pageQuery(urlsPage) });
-export const OwnerTimeseriesQuery = t.Object({ ...ownerQuery, ...timeseriesParams });
-export const OwnerExportQuery = t.Object({ ...ownerQuery, ...exportParams });
-export const AgentSummaryQuery = t.Object(agentQuery);
-export const AgentEventsQuery = t.Object({ ...agentQuery, ...pageQuery(eventsPage) });
-export const AgentUrlsQuery = t.Object({ ...agentQuery, ...pageQuery(urlsPage) });
-export const AgentTimeseriesQuery = t.Object({ ...agentQuery, ...timeseriesParams });
-export const AgentExportQuery = t.Object({ ...agentQuery, ...exportParams });
+/** The query parameters of the five reads, on top of a view's own parameters. */
+const readQueriesOver = <View extends TProperties>(view: View) => ({
+  summary: t.Object(view),
+  events: t.Object({ ...view, ...pageQuery(eventsPage) }),
+  urls: t.Object({ ...view, ...pageQuery(urlsPage) }),
+  timeseries: t.Object({ ...view, ...timeseriesParams }),
+  export: t.Object({ ...view, ...exportParams }),
+});
+
+/** Owner reads (a content owner's data, or a grantor's) and reporter reads (what an organisation reported). */
+export const readQueries = { owner: readQueriesOver(ownerQuery), reporter: readQueriesOver(agentQuery) };
 
 const TypeCount = t.Object({ event_type: t.String(), count: t.Integer() });
 

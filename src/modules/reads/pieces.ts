@@ -1,9 +1,7 @@
-import type postgres from "postgres";
-import type { Sql } from "../../db/sql.ts";
+import { joined } from "../../db/fragments.ts";
+import type { Fragment, Sql } from "../../db/sql.ts";
 import type { Piece } from "./plan.ts";
 import { type RollupFamily, rollupView } from "./rollups.ts";
-
-type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
 /** Where one piece of a range is read: a rollup at the piece's level, or the raw rows. */
 export interface PieceSource {
@@ -64,5 +62,5 @@ export function unionOfPieces(
     const inRange = sql`${source.time} >= ${piece.start} AND ${source.time} < ${piece.end} AND ${source.rawFilter}`;
     return select(source, inRange);
   });
-  return parts.slice(1).reduce((union, part) => sql`${union} UNION ALL ${part}`, parts[0] as Fragment);
+  return joined(sql, parts, sql` UNION ALL `);
 }

@@ -1,11 +1,8 @@
 // What every read shares: its period, its resolved scope, and small formatting helpers.
-import type postgres from "postgres";
-import type { Sql } from "../../db/sql.ts";
+import type { Fragment, Sql } from "../../db/sql.ts";
 import { type Level, levels, type Piece, planRange } from "./plan.ts";
 import { loadStaleRanges, type RollupFamily, type StaleByLevel } from "./rollups.ts";
 import { coveringDomains, hostsUnder, type ReadScope } from "./scope.ts";
-
-export type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
 /** A read's period: [since, until); `until` null is open-ended. */
 export interface Range {

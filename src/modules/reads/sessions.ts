@@ -1,8 +1,8 @@
-import type { Sql } from "../../db/sql.ts";
+import type { Fragment, Sql } from "../../db/sql.ts";
 import type { Interval } from "./model.ts";
 import { unionOfPieces } from "./pieces.ts";
 import type { Level } from "./plan.ts";
-import { agentKey, allLevels, endOf, type Fragment, plan, type Range, type Resolved } from "./read-context.ts";
+import { agentKey, allLevels, endOf, plan, type Range, type Resolved } from "./read-context.ts";
 
 // Sessions: counted in the scope's first-seen rollups (sql/010_session_firsts.sql).
 

@@ -1,0 +1,64 @@
+import { identifiers, joined } from "../../db/fragments.ts";
+import type { Fragment, Queryable } from "../../db/sql.ts";
+import type { EventRow } from "./service.ts";
+
+/**
+ * The columns of `events` an ingested event fills (besides `org_id`, the reporting
+ * organisation, which one request shares), with the array type each travels in and
+ * how an EventRow provides it. The ingest insert and the bulk loaders derive from
+ * this list: storing one more field is a migration, the rule that sets it, and one
+ * line here.
+ */
+export const storedEventColumns = [
+  { name: "event_time", arrayType: "timestamptz", of: (e: EventRow) => e.eventTime.toISOString() },
+  { name: "event_id", arrayType: "uuid", of: (e: EventRow) => e.eventId },
+  { name: "event_type", arrayType: "text", of: (e: EventRow) => e.eventType },
+  { name: "source_role", arrayType: "text", of: (e: EventRow) => e.sourceRole },
+  { name: "content_url", arrayType: "text", of: (e: EventRow) => e.contentUrl },
+  { name: "content_host", arrayType: "text", of: (e: EventRow) => e.contentHost },
+  { name: "agent_id", arrayType: "text", of: (e: EventRow) => e.agentId },
+  { name: "session_id", arrayType: "uuid", of: (e: EventRow) => e.sessionId },
+  { name: "content_id", arrayType: "text", of: (e: EventRow) => e.contentId },
+  { name: "content_telemetry_id", arrayType: "text", of: (e: EventRow) => e.contentTelemetryId },
+  { name: "turn_id", arrayType: "text", of: (e: EventRow) => e.turnId },
+  { name: "output_id", arrayType: "text", of: (e: EventRow) => e.outputId },
+  { name: "presentation_id", arrayType: "text", of: (e: EventRow) => e.presentationId },
+  // JSON travels as text and is cast on the way in.
+  { name: "data", arrayType: "text", cast: "jsonb", of: (e: EventRow) => JSON.stringify(e.data) },
+  { name: "turn", arrayType: "text", cast: "jsonb", of: (e: EventRow) => (e.turn ? JSON.stringify(e.turn) : null) },
+] as const;
+
+export type StoredEventColumn = (typeof storedEventColumns)[number]["name"];
+
+/** `name, name, …` of the stored columns, for an INSERT or COPY column list. */
+export const storedColumnList = (sql: Queryable) =>
+  identifiers(
+    sql,
+    storedEventColumns.map((column) => column.name),
+  );
+
+/**
+ * `unnest(arrays…) AS alias (columns…)`: the rows as one array per column, so a
+ * batch of any size is one statement with a fixed number of parameters.
+ */
+export function unnestEvents(sql: Queryable, rows: readonly EventRow[], alias: string) {
+  const arrays = storedEventColumns.map(
+    (column) => sql`${rows.map((row) => column.of(row))}::${sql.unsafe(column.arrayType)}[]`,
+  );
+  return sql`unnest(${joined(sql, arrays)}) AS ${sql(alias)} (${storedColumnList(sql)})`;
+}
+
+/** The stored columns as selected from `alias`, cast where they travel as text; `override` replaces one. */
+export function selectStoredColumns(
+  sql: Queryable,
+  alias: string,
+  override: Partial<Record<StoredEventColumn, Fragment>> = {},
+): Fragment {
+  const parts = storedEventColumns.map((column) => {
+    const replaced = override[column.name];
+    if (replaced) return replaced;
+    const value = sql`${sql(alias)}.${sql(column.name)}`;
+    return "cast" in column ? sql`${value}::${sql.unsafe(column.cast)}` : value;
+  });
+  return joined(sql, parts);
+}
