@@ -1,6 +1,25 @@
 import { identifiers, joined } from "../../db/fragments.ts";
 import type { Fragment, Queryable } from "../../db/sql.ts";
-import type { EventRow } from "./service.ts";
+
+/** One event as inserted: columns of `events` (org_id is the reporting organisation). */
+export interface EventRow {
+  eventTime: Date;
+  eventId: string;
+  eventType: string;
+  sourceRole: string;
+  contentUrl: string | null;
+  contentHost: string | null;
+  /** Known from the envelope or a click token's session; else filled from the claimed session. */
+  agentId: string | null;
+  sessionId: string | null;
+  contentId: string | null;
+  contentTelemetryId: string | null;
+  turnId: string | null;
+  outputId: string | null;
+  presentationId: string | null;
+  data: Record<string, unknown>;
+  turn: Record<string, unknown> | null;
+}
 
 /**
  * The columns of `events` an ingested event fills (besides `org_id`, the reporting

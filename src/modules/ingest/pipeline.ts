@@ -5,10 +5,10 @@ import { httpUrlHost } from "../../core/wire-values.ts";
 import type { Sql } from "../../db/sql.ts";
 import { resolveClickTokens } from "../click-tokens/service.ts";
 import { type IngestDocument, readDocument } from "./documents.ts";
+import type { EventRow } from "./event-columns.ts";
 import { type CheckedEvent, checkEvent } from "./event-rules.ts";
 import type { PrivacyLevel } from "./model.ts";
 import {
-  type EventRow,
   ForeignSessionError,
   foreignSessionIds,
   type ImplicitSession,

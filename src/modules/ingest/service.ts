@@ -1,29 +1,9 @@
 import postgres from "postgres";
 import type { Sql } from "../../db/sql.ts";
 import type { SessionHeader } from "./documents.ts";
-import { selectStoredColumns, storedColumnList, unnestEvents } from "./event-columns.ts";
+import { type EventRow, selectStoredColumns, storedColumnList, unnestEvents } from "./event-columns.ts";
 import type { OutcomeValue, PrivacyLevel } from "./model.ts";
 import { recordSessionFirsts, sessionFirstColumns } from "./session-firsts.ts";
-
-/** One event as inserted: columns of `events` (org_id is the reporting organisation). */
-export interface EventRow {
-  eventTime: Date;
-  eventId: string;
-  eventType: string;
-  sourceRole: string;
-  contentUrl: string | null;
-  contentHost: string | null;
-  /** Known from the envelope or a click token's session; else filled from the claimed session. */
-  agentId: string | null;
-  sessionId: string | null;
-  contentId: string | null;
-  contentTelemetryId: string | null;
-  turnId: string | null;
-  outputId: string | null;
-  presentationId: string | null;
-  data: Record<string, unknown>;
-  turn: Record<string, unknown> | null;
-}
 
 /** A session named by events and created on first sight when it does not exist. */
 export interface ImplicitSession {
