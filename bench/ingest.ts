@@ -22,7 +22,6 @@ import { loadConfig } from "../src/config.ts";
 import { hostOfUrl } from "../src/core/hosts.ts";
 import { rateLimitsOff } from "../src/http/rate-limit.ts";
 import { createLogger } from "../src/log.ts";
-import { recordSessionFirsts, sessionFirstColumns } from "../src/modules/ingest/session-firsts.ts";
 import { createApiKey } from "../src/modules/keys/service.ts";
 import { createOrganization } from "../src/modules/organizations/service.ts";
 import { startRuntime } from "../src/runtime.ts";
@@ -188,10 +187,6 @@ async function copyRate(count: number): Promise<number> {
     const writable = await ctx.sql.unsafe(`COPY ${copyColumns} FROM STDIN WITH (FORMAT csv)`).writable();
     await pipeline(Readable.from(lines()), writable);
   }
-  // COPY runs no bookkeeping; one call over the copied rows does, as ingest would.
-  await ctx.sql`
-    WITH copied AS (SELECT ${sessionFirstColumns(ctx.sql)} FROM events WHERE org_id = ${org.id} AND agent_id = 'agent-copy')
-    ${recordSessionFirsts(ctx.sql, "copied")}`;
   const elapsed = performance.now() - started;
   const rate = count / (elapsed / 1000);
   console.log(

@@ -30,11 +30,11 @@ describe("aggregate refresh job", () => {
     await insertEvents(sql, [{ event_time: lateAt, org_id: reporter.id, session_id: crypto.randomUUID() }]);
     stale = await loadStaleRanges(sql);
     expect(staleAt(stale.events_by_host.day, lateAt)).toBe(true);
-    expect(staleAt(stale.session_firsts.month, lateAt)).toBe(true);
+    expect(staleAt(stale.events_by_url.month, lateAt)).toBe(true);
     expect(await refreshAggregates(sql)).toBe(true);
     stale = await loadStaleRanges(sql);
     expect(staleAt(stale.events_by_host.day, lateAt)).toBe(false);
-    expect(staleAt(stale.session_firsts.month, lateAt)).toBe(false);
+    expect(staleAt(stale.events_by_url.month, lateAt)).toBe(false);
 
     // The materialised rows themselves (not the real-time part) now hold both events.
     const [table] = await sql<{ name: string }[]>`

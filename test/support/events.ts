@@ -1,6 +1,6 @@
 import { hostOfUrl } from "../../src/core/hosts.ts";
-import type { Queryable } from "../../src/db/sql.ts";
-import { recordSessionFirsts, sessionFirstColumns } from "../../src/modules/ingest/session-firsts.ts";
+import type { Sql } from "../../src/db/sql.ts";
+import { writeEvents } from "../../src/modules/ingest/event-store.ts";
 
 /** One raw event as the ingest side stores it; omitted fields get plausible defaults. */
 export interface TestEvent {
@@ -17,26 +17,30 @@ export interface TestEvent {
 }
 
 /**
- * Inserts events straight into the `events` hypertable in one statement (the
- * read side's tests do not depend on the ingest endpoint), recording their
- * session firsts as ingest does. content_host is derived from content_url the
- * way ingest normalises it.
+ * Stores events through the event store (the read side's tests do not depend on
+ * the ingest endpoint), counted as ingest counts them. content_host is derived
+ * from content_url the way ingest normalises it.
  */
-export async function insertEvents(sql: Queryable, events: readonly TestEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  const rows = events.map((event) => ({
-    event_time: event.event_time,
-    event_id: event.event_id ?? crypto.randomUUID(),
-    org_id: event.org_id,
-    event_type: event.event_type ?? "content_retrieved",
-    source_role: event.source_role ?? "agent",
-    content_url: event.content_url ?? null,
-    content_host: event.content_url ? hostOfUrl(event.content_url) : null,
-    agent_id: event.agent_id ?? null,
-    session_id: event.session_id ?? null,
-    data: sql.json((event.data ?? {}) as Parameters<Queryable["json"]>[0]),
-  }));
-  await sql`
-    WITH inserted AS (INSERT INTO events ${sql(rows)} RETURNING ${sessionFirstColumns(sql)})
-    ${recordSessionFirsts(sql, "inserted")}`;
+export async function insertEvents(sql: Sql, events: readonly TestEvent[]): Promise<void> {
+  await writeEvents(
+    sql,
+    events.map((event) => ({
+      eventTime: event.event_time,
+      eventId: event.event_id ?? crypto.randomUUID(),
+      orgId: event.org_id,
+      eventType: event.event_type ?? "content_retrieved",
+      sourceRole: event.source_role ?? "agent",
+      contentUrl: event.content_url ?? null,
+      contentHost: event.content_url ? hostOfUrl(event.content_url) : null,
+      agentId: event.agent_id ?? null,
+      sessionId: event.session_id ?? null,
+      contentId: null,
+      contentTelemetryId: null,
+      turnId: null,
+      outputId: null,
+      presentationId: null,
+      data: event.data ?? {},
+      turn: null,
+    })),
+  );
 }

@@ -1,10 +1,13 @@
 import { identifiers, joined } from "../../db/fragments.ts";
 import type { Fragment, Queryable } from "../../db/sql.ts";
 
-/** One event as inserted: columns of `events` (org_id is the reporting organisation). */
+/** One event as inserted: columns of `events`. */
 export interface EventRow {
-  eventTime: Date;
+  /** A Date, or ISO 8601 text for a time a Date cannot hold (microseconds). */
+  eventTime: Date | string;
   eventId: string;
+  /** The reporting organisation (platform_id on the read side). */
+  orgId: string;
   eventType: string;
   sourceRole: string;
   contentUrl: string | null;
@@ -22,15 +25,20 @@ export interface EventRow {
 }
 
 /**
- * The columns of `events` an ingested event fills (besides `org_id`, the reporting
- * organisation, which one request shares), with the array type each travels in and
- * how an EventRow provides it. The ingest insert and the bulk loaders derive from
- * this list: storing one more field is a migration, the rule that sets it, and one
- * line here.
+ * The columns of `events` a reported event fills, with the array type each travels
+ * in and how an EventRow provides it. The event store's insert (ingest, loaders,
+ * test fixtures) derives from this list: storing one more field is a migration,
+ * the rule that sets it, and one line here. The first-event flags are not here:
+ * the store computes them (event-store.ts).
  */
 export const storedEventColumns = [
-  { name: "event_time", arrayType: "timestamptz", of: (e: EventRow) => e.eventTime.toISOString() },
+  {
+    name: "event_time",
+    arrayType: "timestamptz",
+    of: (e: EventRow) => (typeof e.eventTime === "string" ? e.eventTime : e.eventTime.toISOString()),
+  },
   { name: "event_id", arrayType: "uuid", of: (e: EventRow) => e.eventId },
+  { name: "org_id", arrayType: "uuid", of: (e: EventRow) => e.orgId },
   { name: "event_type", arrayType: "text", of: (e: EventRow) => e.eventType },
   { name: "source_role", arrayType: "text", of: (e: EventRow) => e.sourceRole },
   { name: "content_url", arrayType: "text", of: (e: EventRow) => e.contentUrl },
@@ -75,7 +83,7 @@ export function selectStoredColumns(
 ): Fragment {
   const parts = storedEventColumns.map((column) => {
     const replaced = override[column.name];
-    if (replaced) return replaced;
+    if (replaced) return sql`${replaced} AS ${sql(column.name)}`;
     const value = sql`${sql(alias)}.${sql(column.name)}`;
     return "cast" in column ? sql`${value}::${sql.unsafe(column.cast)}` : value;
   });

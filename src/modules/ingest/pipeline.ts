@@ -84,7 +84,7 @@ export async function ingestDocument(
     else checked.push(result.event);
   });
 
-  const rows = await resolveSessions(sql, checked, refusal);
+  const rows = await resolveSessions(sql, principal.orgId, checked, refusal);
   await stripTurnsToSessionPrivacy(sql, principal.orgId, rows, document.session?.privacyLevel ?? null);
   const header = document.session;
   // Without started_at a described session starts at its first event, which its end may not precede.
@@ -161,7 +161,12 @@ function enforceOwnerDomains(document: IngestDocument, principal: Principal): vo
 }
 
 /** Resolves click tokens (one query) and turns checked events into rows; token failures join the refusal. */
-async function resolveSessions(sql: Sql, checked: CheckedEvent[], refusal: Refusal): Promise<EventRow[]> {
+async function resolveSessions(
+  sql: Sql,
+  orgId: string,
+  checked: CheckedEvent[],
+  refusal: Refusal,
+): Promise<EventRow[]> {
   const tokens = [...new Set(checked.flatMap((event) => (event.ctxToken ? [event.ctxToken] : [])))];
   const sessions = tokens.length > 0 ? await resolveClickTokens(sql, tokens) : new Map();
   const rows: EventRow[] = [];
@@ -187,6 +192,7 @@ async function resolveSessions(sql: Sql, checked: CheckedEvent[], refusal: Refus
     rows.push({
       eventTime: event.eventTime,
       eventId: event.eventId,
+      orgId,
       eventType: event.type,
       sourceRole: event.sourceRole,
       contentUrl: event.contentUrl,

@@ -1,9 +1,9 @@
 import postgres from "postgres";
-import type { Sql } from "../../db/sql.ts";
+import type { Queryable, Sql } from "../../db/sql.ts";
 import type { SessionHeader } from "./documents.ts";
-import { type EventRow, selectStoredColumns, storedColumnList, unnestEvents } from "./event-columns.ts";
+import type { EventRow } from "./event-columns.ts";
+import { boundSessions, inWriteTransaction, storeEvents } from "./event-store.ts";
 import type { OutcomeValue, PrivacyLevel } from "./model.ts";
-import { recordSessionFirsts, sessionFirstColumns } from "./session-firsts.ts";
 
 /** A session named by events and created on first sight when it does not exist. */
 export interface ImplicitSession {
@@ -35,55 +35,53 @@ const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
 /**
  * Claims every session the request names (creating unknown ones for the caller,
- * refusing ones owned by another organisation) and inserts all its events, in ONE
- * statement: arrays go in through unnest, duplicates are skipped by the dedupe
- * index, the session firsts of the events actually inserted are recorded for the
- * read side, and the guard aborts the whole statement when a claim fails.
- * Returns the number of events actually inserted.
+ * refusing ones owned by another organisation) and stores its events counted, in
+ * one transaction of two statements sent together (event-store.ts): the claims,
+ * the sessions' bounds and the guard that aborts everything when a claim fails;
+ * then the events with their first-event flags. Returns the events inserted
+ * (a retried event is skipped).
  */
 export async function writeIngest(sql: Sql, plan: WritePlan): Promise<number> {
   const { orgId, header } = plan;
-  // Rows are taken in id order so that concurrent requests naming the same sessions
-  // or retrying the same events wait on each other in one order and never deadlock.
+  // Sessions are claimed in id order so that concurrent requests naming the same
+  // sessions wait on each other in one order and never deadlock.
   const implicit = [...plan.implicitSessions].sort((a, b) => (a.id < b.id ? -1 : 1));
-  const events = [...plan.events].sort((a, b) => (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
-  const headerClaim = header ? sql`header_claim AS (${claimHeaderSession(sql, orgId, header)}),` : sql``;
   const expected = implicit.length + (header ? 1 : 0);
   try {
-    const [row] = await sql<{ events_created: number }[]>`
-      WITH ${headerClaim}
-      claimed AS (
-        INSERT INTO sessions AS s (id, org_id, agent_id, started_at, manifest_ref, parent_session_id)
-        SELECT n.id, ${orgId}::uuid, n.agent_id, n.started_at, n.manifest_ref, n.parent_session_id
-        FROM unnest(
-          ${implicit.map((s) => s.id)}::uuid[],
-          ${implicit.map((s) => s.agentId)}::text[],
-          ${implicit.map((s) => iso(s.startedAt))}::timestamptz[],
-          ${implicit.map((s) => s.manifestRef)}::text[],
-          ${implicit.map((s) => s.parentSessionId)}::uuid[]
-        ) AS n (id, agent_id, started_at, manifest_ref, parent_session_id)
-        ON CONFLICT (id) DO UPDATE
-          SET agent_id = coalesce(s.agent_id, EXCLUDED.agent_id),
-              started_at = least(s.started_at, EXCLUDED.started_at)
-          WHERE s.org_id = EXCLUDED.org_id
-        RETURNING s.id, s.agent_id
-      ),
-      owned AS (
-        SELECT id, agent_id FROM claimed
-        ${header ? sql`UNION ALL SELECT id, agent_id FROM header_claim` : sql``}
-      ),
-      inserted AS (
-        INSERT INTO events (${storedColumnList(sql)}, org_id)
-        SELECT ${selectStoredColumns(sql, "e", { agent_id: sql`coalesce(e.agent_id, o.agent_id)` })}, ${orgId}::uuid
-        FROM ${unnestEvents(sql, events, "e")}
-        LEFT JOIN owned o ON o.id = e.session_id
-        ON CONFLICT DO NOTHING
-        RETURNING ${sessionFirstColumns(sql)}
-      )
-      SELECT ingest_require_sessions((SELECT count(*) FROM owned), ${expected}) AS sessions_claimed,
-             (${recordSessionFirsts(sql, "inserted")}) AS session_firsts_recorded,
-             (SELECT count(*)::int FROM inserted) AS events_created`;
-    return row?.events_created ?? 0;
+    return await inWriteTransaction(sql, async (tx) => {
+      const headerClaim = header ? tx`header_claim AS (${claimHeaderSession(tx, orgId, header)}),` : tx``;
+      const claims = tx`
+        WITH ${headerClaim}
+        claimed AS (
+          INSERT INTO sessions AS s (id, org_id, agent_id, started_at, manifest_ref, parent_session_id)
+          SELECT n.id, ${orgId}::uuid, n.agent_id, n.started_at, n.manifest_ref, n.parent_session_id
+          FROM unnest(
+            ${implicit.map((s) => s.id)}::uuid[],
+            ${implicit.map((s) => s.agentId)}::text[],
+            ${implicit.map((s) => iso(s.startedAt))}::timestamptz[],
+            ${implicit.map((s) => s.manifestRef)}::text[],
+            ${implicit.map((s) => s.parentSessionId)}::uuid[]
+          ) AS n (id, agent_id, started_at, manifest_ref, parent_session_id)
+          ON CONFLICT (id) DO UPDATE
+            SET agent_id = coalesce(s.agent_id, EXCLUDED.agent_id),
+                started_at = least(s.started_at, EXCLUDED.started_at)
+            WHERE s.org_id = EXCLUDED.org_id
+          RETURNING s.id
+        ),
+        owned AS (
+          SELECT id FROM claimed ${header ? tx`UNION ALL SELECT id FROM header_claim` : tx``}
+        ),
+        bounds AS (${boundSessions(tx, plan.events)})
+        SELECT ingest_require_sessions((SELECT count(*) FROM owned), ${expected}) AS sessions_claimed`;
+      if (plan.events.length === 0) {
+        await claims;
+        return 0;
+      }
+      // Sent now, before the events' statement (queries are otherwise sent when awaited).
+      const claimed = claims.execute();
+      const [, created] = await Promise.all([claimed, storeEvents(tx, plan.events, { agentFromSession: true })]);
+      return created;
+    });
   } catch (error) {
     if (error instanceof postgres.PostgresError && error.code === "CT409") throw new ForeignSessionError(error.message);
     if (error instanceof postgres.PostgresError && error.constraint_name === "sessions_end_not_before_start") {
@@ -98,7 +96,7 @@ export async function writeIngest(sql: Sql, plan: WritePlan): Promise<number> {
  * is stored; an earlier start moves the start. A new session without a start
  * starts now, or at its end when that is earlier.
  */
-function claimHeaderSession(sql: Sql, orgId: string, header: SessionHeader) {
+function claimHeaderSession(sql: Queryable, orgId: string, header: SessionHeader) {
   const outcome = header.outcome;
   return sql`
     INSERT INTO sessions AS s (
@@ -127,7 +125,7 @@ function claimHeaderSession(sql: Sql, orgId: string, header: SessionHeader) {
       outcome_value_amount = CASE WHEN EXCLUDED.outcome_type IS NULL THEN s.outcome_value_amount ELSE EXCLUDED.outcome_value_amount END,
       outcome_currency = CASE WHEN EXCLUDED.outcome_type IS NULL THEN s.outcome_currency ELSE EXCLUDED.outcome_currency END
     WHERE s.org_id = EXCLUDED.org_id
-    RETURNING s.id, s.agent_id`;
+    RETURNING s.id`;
 }
 
 /** Of these session ids, the ones that exist under another organisation. */

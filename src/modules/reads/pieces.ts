@@ -1,5 +1,6 @@
 import { joined } from "../../db/fragments.ts";
 import type { Fragment, Sql } from "../../db/sql.ts";
+import type { Measure } from "./measures.ts";
 import type { Piece } from "./plan.ts";
 import { type RollupFamily, rollupView } from "./rollups.ts";
 
@@ -8,8 +9,8 @@ export interface PieceSource {
   table: Fragment;
   /** The bucket start (rollups) or row time (raw). */
   time: Fragment;
-  /** The number of events (or the session delta sum) the piece's rows stand for. */
-  count: Fragment;
+  /** A measure as this source computes it. */
+  measure(measure: Measure): Fragment;
   /** Latest event time (URL families only). */
   lastSeen: Fragment;
   /** Extra filter the raw rows need to match the rollup's definition. */
@@ -21,24 +22,15 @@ export function pieceSource(sql: Sql, family: RollupFamily, piece: Piece): Piece
     return {
       table: sql`${sql(rollupView(family, piece.level))}`,
       time: sql`bucket`,
-      count: family === "session_firsts" ? sql`sum(sessions)` : sql`sum(events)`,
+      measure: (measure) => measure.rollup,
       lastSeen: sql`max(last_seen)`,
-      rawFilter: sql`true`,
-    };
-  }
-  if (family === "session_firsts") {
-    return {
-      table: sql`session_first_deltas`,
-      time: sql`first_seen`,
-      count: sql`sum(delta)`,
-      lastSeen: sql`NULL::timestamptz`,
       rawFilter: sql`true`,
     };
   }
   return {
     table: sql`events`,
     time: sql`event_time`,
-    count: sql`count(*)`,
+    measure: (measure) => measure.raw,
     lastSeen: sql`max(event_time)`,
     rawFilter: family === "events_by_host" ? sql`true` : sql`content_url IS NOT NULL`,
   };

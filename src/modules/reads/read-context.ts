@@ -1,5 +1,6 @@
 // What every read shares: its period, its resolved scope, and small formatting helpers.
 import type { Fragment, Sql } from "../../db/sql.ts";
+import { bitFirsts, domainFirsts, firstBits, type Measure, type SessionMeasures } from "./measures.ts";
 import { type Level, levels, type Piece, planRange } from "./plan.ts";
 import { loadStaleRanges, type RollupFamily, type StaleByLevel } from "./rollups.ts";
 import { coveringDomains, hostsUnder, type ReadScope } from "./scope.ts";
@@ -25,19 +26,59 @@ export interface Resolved {
   events: Fragment;
   /** Owner reads: the domains that cover the scope without overlap. */
   covering: string[];
+  /**
+   * How sessions are counted: from the first-event flags beside the events, or, for
+   * an owner with several unrelated verified domains, as the union of its domains
+   * (a session once, at its earliest first among them: sessions.ts).
+   */
+  sessions: SessionMeasures | { union: string[] };
+  /** Sessions per URL, from the URL family of the view. */
+  urlSessions: Measure;
   stale: Record<RollupFamily, StaleByLevel>;
 }
+
+const labelsOf = (domain: string) => domain.split(".").length;
 
 export async function resolve(sql: Sql, scope: ReadScope): Promise<Resolved> {
   const stale = await loadStaleRanges(sql);
   if (scope.view === "reporter") {
     const agent = scope.agentId === null ? sql`` : sql`AND agent_id = ${scope.agentId}`;
-    return { scope, events: sql`org_id = ${scope.orgId}::uuid ${agent}`, covering: [], stale };
+    const { reporter, agent: agentBit, reporterRole, agentRole, reporterUrl, agentUrl } = firstBits;
+    const oneAgent = scope.agentId !== null;
+    return {
+      scope,
+      events: sql`org_id = ${scope.orgId}::uuid ${agent}`,
+      covering: [],
+      sessions: {
+        total: oneAgent ? bitFirsts(sql, agentBit, "firsts_agent") : bitFirsts(sql, reporter, "firsts_reporter"),
+        byRole: oneAgent
+          ? bitFirsts(sql, agentRole, "firsts_agent_role")
+          : bitFirsts(sql, reporterRole, "firsts_reporter_role"),
+        byAgent: bitFirsts(sql, agentBit, "firsts_agent"),
+      },
+      urlSessions: oneAgent ? bitFirsts(sql, agentUrl, "firsts_agent") : bitFirsts(sql, reporterUrl, "firsts_reporter"),
+      stale,
+    };
   }
   const covering = coveringDomains(scope.domains);
   const hosts = await hostsUnder(sql, covering);
   const events = hosts.length > 0 ? sql`content_host = ANY (${sql.array(hosts)}::text[])` : sql`false`;
-  return { scope, events, covering, stale };
+  const labels = covering.length === 1 ? labelsOf(covering[0] as string) : 0;
+  return {
+    scope,
+    events,
+    covering,
+    sessions:
+      covering.length > 1
+        ? { union: covering }
+        : {
+            total: domainFirsts(sql, "first_domain", labels),
+            byRole: domainFirsts(sql, "first_domain_role", labels),
+            byAgent: domainFirsts(sql, "first_domain_reporter", labels),
+          },
+    urlSessions: bitFirsts(sql, firstBits.url, "firsts"),
+    stale,
+  };
 }
 
 export function plan(resolved: Resolved, family: RollupFamily, range: Range, order: readonly Level[]): Piece[] {
@@ -53,5 +94,5 @@ export function addTo(map: Map<string, number>, key: string, n: number) {
   map.set(key, (map.get(key) ?? 0) + n);
 }
 
-/** A missing agent id is stored as '' in scope keys. */
+/** One reporting organisation and agent, as a map key. */
 export const agentKey = (platformId: string, agentId: string | null) => `${platformId}|${agentId ?? ""}`;

@@ -1,8 +1,8 @@
 import type { Sql } from "../../db/sql.ts";
 import type { Level, StaleRange } from "./plan.ts";
 
-/** The four families of continuous aggregates (sql/011_read_aggregates.sql), each at every level. */
-export const rollupFamilies = ["events_by_host", "events_by_url", "events_by_reporter_url", "session_firsts"] as const;
+/** The three families of continuous aggregates (sql/031), each at every level, counting events and sessions. */
+export const rollupFamilies = ["events_by_host", "events_by_url", "events_by_reporter_url"] as const;
 export type RollupFamily = (typeof rollupFamilies)[number];
 
 export const rollupLevels: readonly Level["name"][] = ["hour", "day", "month"];

@@ -1,89 +1,46 @@
-import type { Fragment, Sql } from "../../db/sql.ts";
+import type { Sql } from "../../db/sql.ts";
 import type { Interval } from "./model.ts";
-import { unionOfPieces } from "./pieces.ts";
-import type { Level } from "./plan.ts";
-import { agentKey, allLevels, endOf, plan, type Range, type Resolved } from "./read-context.ts";
+import { endOf, type Range } from "./read-context.ts";
 
-// Sessions: counted in the scope's first-seen rollups (sql/010_session_firsts.sql).
-
-export interface SessionRow {
-  kind: string;
-  k1: string;
-  k2: string;
-  k3: string;
+export interface UnionSessionRow {
+  kind: "total" | "role" | "agent";
+  role: string | null;
+  org_id: string | null;
+  agent_id: string | null;
   b: Date | null;
   n: string;
 }
 
 /**
- * Sessions per scope key whose first event in that key's scope lies in the range.
- * `union` merges the keys of several k1 values into one scope (an owner with
- * several unrelated verified domains): a session is counted once, at its
- * earliest first time among them, read from the per-session state.
+ * Sessions of an owner with several unrelated verified domains, counted over the
+ * union of them (DESIGN "Counting"): a session once, in the period holding its
+ * earliest first among the domains; per source role and per reporting agent
+ * likewise. Read from session_domain_firsts (sql/030), one row per session and
+ * domain, role and reporter. `unit` buckets the totals by that interval (UTC).
  */
-export async function countSessions(
+export async function unionSessions(
   sql: Sql,
-  resolved: Resolved,
+  domains: readonly string[],
   range: Range,
-  keys: Fragment,
-  options: { union?: boolean; unit?: Interval; order?: readonly Level[] } = {},
-): Promise<SessionRow[]> {
-  const unit = options.unit;
-  if (options.union) {
-    const bucket = unit ? sql`date_trunc(${unit}, first, 'UTC')` : sql`NULL::timestamptz`;
-    return sql<SessionRow[]>`
-      SELECT kind, '' AS k1, k2, k3, ${bucket} AS b, count(*) AS n
-      FROM (
-        SELECT kind, k2, k3, session_id, min(first_seen) AS first
-        FROM session_scope_firsts
-        WHERE ${keys} AND first_seen < ${endOf(range)}
-        GROUP BY kind, k2, k3, session_id
-      ) firsts
-      WHERE first >= ${range.since}
-      GROUP BY kind, k2, k3, b`;
-  }
-  const pieces = plan(resolved, "session_firsts", range, options.order ?? allLevels);
-  const union = unionOfPieces(sql, "session_firsts", pieces, (source, inRange) => {
-    const bucket = unit ? sql`date_trunc(${unit}, ${source.time}, 'UTC')` : sql`NULL::timestamptz`;
-    return sql`
-      SELECT kind, k1, k2, k3, ${bucket} AS b, ${source.count} AS n
-      FROM ${source.table} WHERE ${keys} AND ${inRange}
-      GROUP BY kind, k1, k2, k3, b`;
-  });
-  return sql<SessionRow[]>`
-    SELECT kind, k1, k2, k3, b, sum(n) AS n FROM (${union}) pieces
-    GROUP BY kind, k1, k2, k3, b HAVING sum(n) <> 0`;
-}
-
-/** Session keys of a summary: the whole scope, per source role, per reporting agent. */
-export function summarySessionKeys(sql: Sql, resolved: Resolved) {
-  const { scope } = resolved;
-  if (scope.view === "owner") {
-    return {
-      keys:
-        resolved.covering.length > 0
-          ? sql`kind IN ('O', 'OR', 'OA') AND k1 = ANY (${sql.array(resolved.covering)}::text[])`
-          : sql`false`,
-      union: resolved.covering.length > 1,
-      total: (row: SessionRow) => row.kind === "O",
-      role: (row: SessionRow) => (row.kind === "OR" ? row.k2 : undefined),
-      agent: (row: SessionRow) => (row.kind === "OA" ? agentKey(row.k2, row.k3) : undefined),
-    };
-  }
-  if (scope.agentId === null) {
-    return {
-      keys: sql`kind IN ('P', 'PR', 'PA') AND k1 = ${scope.orgId}`,
-      union: false,
-      total: (row: SessionRow) => row.kind === "P",
-      role: (row: SessionRow) => (row.kind === "PR" ? row.k2 : undefined),
-      agent: (row: SessionRow) => (row.kind === "PA" ? agentKey(scope.orgId, row.k2) : undefined),
-    };
-  }
-  return {
-    keys: sql`kind IN ('PA', 'PAR') AND k1 = ${scope.orgId} AND k2 = ${scope.agentId}`,
-    union: false,
-    total: (row: SessionRow) => row.kind === "PA",
-    role: (row: SessionRow) => (row.kind === "PAR" ? row.k3 : undefined),
-    agent: (row: SessionRow) => (row.kind === "PA" ? agentKey(scope.orgId, row.k2) : undefined),
-  };
+  unit?: Interval,
+): Promise<UnionSessionRow[]> {
+  const bucket = unit ? sql`date_trunc(${unit}, first, 'UTC')` : sql`NULL::timestamptz`;
+  return sql<UnionSessionRow[]>`
+    WITH firsts AS (
+      SELECT session_id, source_role, org_id, agent_id, first_seen
+      FROM session_domain_firsts
+      WHERE domain = ANY (${sql.array([...domains])}::text[]) AND first_seen < ${endOf(range)}
+    ),
+    earliest AS (
+      SELECT 'total' AS kind, NULL::text AS role, NULL::uuid AS org_id, NULL::text AS agent_id, min(first_seen) AS first
+      FROM firsts GROUP BY session_id
+      UNION ALL
+      SELECT 'role', source_role, NULL, NULL, min(first_seen) FROM firsts GROUP BY session_id, source_role
+      UNION ALL
+      SELECT 'agent', NULL, org_id, nullif(agent_id, ''), min(first_seen) FROM firsts GROUP BY session_id, org_id, agent_id
+    )
+    SELECT kind, role, org_id, agent_id, ${bucket} AS b, count(*) AS n
+    FROM earliest
+    WHERE first >= ${range.since} ${unit ? sql`AND kind = 'total'` : sql``}
+    GROUP BY kind, role, org_id, agent_id, b`;
 }

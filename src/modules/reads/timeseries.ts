@@ -1,10 +1,11 @@
 import type { Sql } from "../../db/sql.ts";
+import { eventCount } from "./measures.ts";
 import type { Interval } from "./model.ts";
 import { unionOfPieces } from "./pieces.ts";
 import { type Level, levels } from "./plan.ts";
 import { addTo, byCountThenName, count, iso, plan, type Range, resolve } from "./read-context.ts";
 import type { ReadScope } from "./scope.ts";
-import { countSessions, summarySessionKeys } from "./sessions.ts";
+import { unionSessions } from "./sessions.ts";
 
 /** Levels whose buckets nest inside each timeseries interval. */
 const timeseriesLevels: Record<Interval, readonly Level[]> = {
@@ -18,6 +19,7 @@ interface BucketRow {
   b: Date;
   event_type: string;
   n: string;
+  sessions: string;
 }
 
 /** Events per bucket and type, and sessions per bucket (first event in scope); only non-empty buckets. */
@@ -25,21 +27,19 @@ export async function timeseries(sql: Sql, scope: ReadScope, range: Range, inter
   const resolved = await resolve(sql, scope);
   const order = timeseriesLevels[interval];
   const pieces = plan(resolved, "events_by_host", range, order);
-  const union = unionOfPieces(
-    sql,
-    "events_by_host",
-    pieces,
-    (source, inRange) => sql`
-      SELECT date_trunc(${interval}, ${source.time}, 'UTC') AS b, event_type, ${source.count} AS n
+  const counting = "union" in resolved.sessions ? undefined : resolved.sessions;
+  const union = unionOfPieces(sql, "events_by_host", pieces, (source, inRange) => {
+    const sessions = counting ? source.measure(counting.total) : sql`0`;
+    return sql`
+      SELECT date_trunc(${interval}, ${source.time}, 'UTC') AS b, event_type,
+             ${source.measure(eventCount(sql))} AS n, ${sessions} AS sessions
       FROM ${source.table} WHERE ${resolved.events} AND ${inRange}
-      GROUP BY b, event_type`,
-  );
+      GROUP BY b, event_type`;
+  });
   const eventRows = await sql<BucketRow[]>`
-    SELECT b, event_type, sum(n) AS n FROM (${union}) pieces GROUP BY b, event_type`;
-  const sessionKeys = summarySessionKeys(sql, resolved);
-  const sessionRows = (
-    await countSessions(sql, resolved, range, sessionKeys.keys, { union: sessionKeys.union, unit: interval, order })
-  ).filter(sessionKeys.total);
+    SELECT b, event_type, sum(n) AS n, sum(sessions) AS sessions FROM (${union}) pieces GROUP BY b, event_type`;
+  const unionRows =
+    "union" in resolved.sessions ? await unionSessions(sql, resolved.sessions.union, range, interval) : [];
 
   const buckets = new Map<number, { total_events: number; sessions: number; types: Map<string, number> }>();
   const bucketAt = (at: Date) => {
@@ -54,9 +54,10 @@ export async function timeseries(sql: Sql, scope: ReadScope, range: Range, inter
   for (const row of eventRows) {
     const bucket = bucketAt(row.b);
     bucket.total_events += count(row.n);
+    bucket.sessions += count(row.sessions);
     addTo(bucket.types, row.event_type, count(row.n));
   }
-  for (const row of sessionRows) bucketAt(row.b as Date).sessions += count(row.n);
+  for (const row of unionRows) bucketAt(row.b as Date).sessions += count(row.n);
 
   return {
     interval,

@@ -1,20 +1,19 @@
 import type { Sql } from "../../db/sql.ts";
+import { eventCount } from "./measures.ts";
 import { unionOfPieces } from "./pieces.ts";
-import { allLevels, count, iso, plan, type Range, type Resolved, resolve } from "./read-context.ts";
+import { allLevels, count, iso, plan, type Range, resolve } from "./read-context.ts";
 import type { ReadScope } from "./scope.ts";
-import { countSessions } from "./sessions.ts";
 
 interface UrlRow {
   total: string;
   content_url: string | null;
   total_events: string | null;
+  unique_sessions: string | null;
   last_seen: Date | null;
   event_types: { event_type: string; count: number }[] | null;
 }
 
-const md5 = (value: string) => new Bun.CryptoHasher("md5").update(value).digest("hex");
-
-/** URL metrics by total_events descending, then URL (byte order). */
+/** URL metrics by total_events descending, then URL (byte order); sessions counted beside the events. */
 export async function listUrls(sql: Sql, scope: ReadScope, range: Range, limit: number, offset: number) {
   const resolved = await resolve(sql, scope);
   const family = scope.view === "owner" ? "events_by_url" : "events_by_reporter_url";
@@ -24,60 +23,42 @@ export async function listUrls(sql: Sql, scope: ReadScope, range: Range, limit: 
     family,
     pieces,
     (source, inRange) => sql`
-      SELECT content_url, event_type, ${source.count} AS n, ${source.lastSeen} AS last_seen
+      SELECT content_url, event_type, ${source.measure(eventCount(sql))} AS n,
+             ${source.measure(resolved.urlSessions)} AS sessions, ${source.lastSeen} AS last_seen
       FROM ${source.table} WHERE ${resolved.events} AND ${inRange}
       GROUP BY content_url, event_type`,
   );
   // Rank URLs on their totals first; event types are gathered for the page's URLs only.
   const rows = await sql<UrlRow[]>`
     WITH per_type AS (
-      SELECT content_url, event_type, sum(n) AS n, max(last_seen) AS last_seen
+      SELECT content_url, event_type, sum(n) AS n, sum(sessions) AS sessions, max(last_seen) AS last_seen
       FROM (${union}) pieces GROUP BY content_url, event_type
     ), per_url AS (
-      SELECT content_url, sum(n) AS total_events, max(last_seen) AS last_seen FROM per_type GROUP BY content_url
+      SELECT content_url, sum(n) AS total_events, sum(sessions) AS unique_sessions, max(last_seen) AS last_seen
+      FROM per_type GROUP BY content_url
     ), page AS (
       SELECT * FROM per_url ORDER BY total_events DESC, content_url COLLATE "C" LIMIT ${limit} OFFSET ${offset}
     )
-    SELECT totals.total, page.content_url, page.total_events, page.last_seen,
+    SELECT totals.total, page.content_url, page.total_events, page.unique_sessions, page.last_seen,
            jsonb_agg(jsonb_build_object('event_type', t.event_type, 'count', t.n) ORDER BY t.n DESC, t.event_type COLLATE "C")
              FILTER (WHERE t.event_type IS NOT NULL) AS event_types
     FROM (SELECT count(*) AS total FROM per_url) totals
     LEFT JOIN page ON true
     LEFT JOIN per_type t ON t.content_url = page.content_url
-    GROUP BY totals.total, page.content_url, page.total_events, page.last_seen
+    GROUP BY totals.total, page.content_url, page.total_events, page.unique_sessions, page.last_seen
     ORDER BY page.total_events DESC, page.content_url COLLATE "C"`;
-  const pageRows = rows.filter((row) => row.content_url !== null);
-  const sessions = await urlSessions(
-    sql,
-    resolved,
-    range,
-    pageRows.map((row) => row.content_url as string),
-  );
   return {
-    items: pageRows.map((row) => ({
-      content_url: row.content_url as string,
-      total_events: count(row.total_events),
-      unique_sessions: sessions.get(md5(row.content_url as string)) ?? 0,
-      event_types: (row.event_types ?? []).map((type) => ({ event_type: type.event_type, count: count(type.count) })),
-      last_seen: iso(row.last_seen as Date),
-    })),
+    items: rows
+      .filter((row) => row.content_url !== null)
+      .map((row) => ({
+        content_url: row.content_url as string,
+        total_events: count(row.total_events),
+        unique_sessions: count(row.unique_sessions),
+        event_types: (row.event_types ?? []).map((type) => ({ event_type: type.event_type, count: count(type.count) })),
+        last_seen: iso(row.last_seen as Date),
+      })),
     total: count(rows[0]?.total),
     limit,
     offset,
   };
-}
-
-/** Sessions per URL (keyed by the URL's md5), in the scope of the read. */
-async function urlSessions(sql: Sql, resolved: Resolved, range: Range, urls: string[]): Promise<Map<string, number>> {
-  if (urls.length === 0) return new Map();
-  const hashes = sql.array(urls.map(md5));
-  const { scope } = resolved;
-  const keys =
-    scope.view === "owner"
-      ? sql`kind = 'U' AND k1 = ANY (${hashes}::text[])`
-      : scope.agentId === null
-        ? sql`kind = 'PU' AND k1 = ${scope.orgId} AND k2 = '' AND k3 = ANY (${hashes}::text[])`
-        : sql`kind = 'PAU' AND k1 = ${scope.orgId} AND k2 = ${scope.agentId} AND k3 = ANY (${hashes}::text[])`;
-  const rows = await countSessions(sql, resolved, range, keys);
-  return new Map(rows.map((row) => [row.kind === "U" ? row.k1 : row.k3, count(row.n)]));
 }

@@ -1,0 +1,84 @@
+import { describe, expect, test } from "bun:test";
+import { hostOfUrl } from "../../src/core/hosts.ts";
+import { insertEvents, type TestEvent } from "../support/events.ts";
+import { flagMismatches, storedFlags } from "../support/first-flags.ts";
+import { createTestOrg } from "../support/fixtures.ts";
+import { call } from "../support/http.ts";
+import { seededRandom } from "../support/random.ts";
+import { testRuntime } from "../support/runtime.ts";
+import { batch, validEvents } from "../support/telemetry-events.ts";
+
+const seed = Number(process.env.FLAGS_SEED ?? Date.now() % 1_000_000);
+
+async function expectFlagsByDefinition(orgIds: string[]) {
+  const { ctx } = await testRuntime();
+  const stored = await storedFlags(ctx.sql, orgIds);
+  expect(flagMismatches(stored)).toEqual([]);
+  return stored;
+}
+
+/** Batches of events over a few sessions, hosts (nested, and one of one label), reporters and agents, in any time order. */
+function randomBatches(random: ReturnType<typeof seededRandom>, orgIds: string[], tag: string): TestEvent[][] {
+  const hosts = [`a.x-${tag}.test`, `b.a.x-${tag}.test`, `x-${tag}.test`, `www.z-${tag}.co.uk`, `localhost-${tag}`];
+  const sessions = Array.from({ length: 12 }, () => crypto.randomUUID());
+  const start = Date.UTC(2026, 0, 1);
+  return Array.from({ length: 10 }, () =>
+    Array.from({ length: random.int(1, 40) }, () => ({
+      // Whole minutes, so that ties in time happen and the id order must break them.
+      event_time: new Date(start + random.int(0, 600) * 60_000),
+      org_id: random.pick(orgIds),
+      agent_id: random.pick(["agent-a", "agent-b", null]),
+      session_id: random.chance(0.1) ? null : random.pick(sessions),
+      source_role: random.pick(["agent", "edge"]),
+      content_url: random.chance(0.1) ? null : `https://${random.pick(hosts)}/page-${random.int(1, 4)}`,
+    })),
+  );
+}
+
+describe("first-event flags", () => {
+  test(`equal their definition after batches written late and out of order (seed ${seed})`, async () => {
+    const { ctx } = await testRuntime();
+    const random = seededRandom(seed);
+    const orgs = [await createTestOrg({ type: "agent" }), await createTestOrg({ type: "platform" })];
+    const orgIds = orgs.map((org) => org.id);
+    for (const events of randomBatches(random, orgIds, crypto.randomUUID().slice(0, 8))) {
+      await insertEvents(ctx.sql, events);
+    }
+    const stored = await expectFlagsByDefinition(orgIds);
+    // A late batch that takes firsts over from events already stored.
+    const sessions = [...new Set(stored.flatMap((e) => (e.session_id ? [e.session_id] : [])))];
+    await insertEvents(
+      ctx.sql,
+      sessions.map((session) => ({
+        event_time: new Date(Date.UTC(2025, 11, 31)),
+        org_id: orgIds[0] as string,
+        session_id: session,
+        content_url: `https://late.${hostOfUrl(stored[0]?.content_url ?? "https://x.test/") ?? "x.test"}/`,
+      })),
+    );
+    await expectFlagsByDefinition(orgIds);
+  }, 30_000);
+
+  test(`equal their definition when writes of the same sessions run at the same time (seed ${seed})`, async () => {
+    const { ctx } = await testRuntime();
+    const random = seededRandom(seed + 1);
+    const orgs = [await createTestOrg({ type: "agent" }), await createTestOrg({ type: "agent" })];
+    const orgIds = orgs.map((org) => org.id);
+    await Promise.all(
+      randomBatches(random, orgIds, crypto.randomUUID().slice(0, 8)).map((events) => insertEvents(ctx.sql, events)),
+    );
+    await expectFlagsByDefinition(orgIds);
+  }, 30_000);
+
+  test("an event retried through ingest is skipped, and counts once", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const sessionId = crypto.randomUUID();
+    const events = [validEvents.retrieved("retry.example.org", { source_role: "agent" })];
+    const post = () => call("POST", "/events", { key: agent.key, body: batch(events, { session_id: sessionId }) });
+    expect((await post()).body.events_created).toBe(1);
+    expect((await post()).body.events_created).toBe(0);
+    const stored = await expectFlagsByDefinition([agent.id]);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]?.first_in).toBe(127);
+  });
+});
