@@ -57,6 +57,14 @@ const ConfigSchema = T.Object({
   RATE_LIMIT_PUBLIC_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 5 }),
   /** Failed credential lookups (401) per second per client address; past it, lookups are refused before the database. */
   RATE_LIMIT_FAILED_AUTH_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 10 }),
+  /**
+   * Load shedding for ingest (src/http/admission.ts): requests writing telemetry at
+   * once, how many more may wait, and for how long, before 503 with Retry-After.
+   * INGEST_CONCURRENCY 0 turns it off.
+   */
+  INGEST_CONCURRENCY: T.Integer({ minimum: 0, maximum: 1000, default: 8 }),
+  INGEST_QUEUE: T.Integer({ minimum: 0, maximum: 100_000, default: 64 }),
+  INGEST_QUEUE_WAIT_MS: T.Integer({ minimum: 1, maximum: 60_000, default: 2000 }),
   /** Cron pattern for deleting expired sign-in links, OAuth states and ended sessions. */
   SIGN_IN_PURGE_CRON: T.String({ minLength: 1, default: "17 * * * *" }),
 });

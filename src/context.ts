@@ -1,6 +1,7 @@
 import type { Config } from "./config.ts";
 import type { Database } from "./db/client.ts";
 import type { Sql } from "./db/sql.ts";
+import type { AdmissionGate } from "./http/admission.ts";
 import type { RateLimiter } from "./http/rate-limit.ts";
 import type { Logger } from "./log.ts";
 import type { Mailer } from "./modules/auth/mailer.ts";
@@ -16,6 +17,8 @@ export interface AppContext {
   db: Pick<Database, "kind" | "maintenance" | "listen">;
   keys: KeyAuthenticator;
   rateLimiter: RateLimiter;
+  /** Sheds ingest load past what the database takes in (503 with Retry-After). */
+  ingestGate: AdmissionGate;
   mailer: Mailer;
   /** DNS and HTTPS as domain verification sees them (replaced in tests). */
   domainProbe: DomainProbe;

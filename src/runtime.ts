@@ -2,6 +2,7 @@ import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
 import { type Database, openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
+import { AdmissionGate } from "./http/admission.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
 import type { Logger } from "./log.ts";
 import { createMailer } from "./modules/auth/mailer.ts";
@@ -20,6 +21,7 @@ export function buildContext(
     db,
     keys: new KeyAuthenticator(db.sql, log, config.KEY_CACHE_TTL_SECONDS),
     rateLimiter: RateLimiter.fromConfig(config),
+    ingestGate: new AdmissionGate(config.INGEST_CONCURRENCY, config.INGEST_QUEUE, config.INGEST_QUEUE_WAIT_MS),
     mailer: createMailer(config, db.sql, log),
     domainProbe: systemDomainProbe,
   };

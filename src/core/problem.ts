@@ -72,6 +72,10 @@ export const problemCodes = {
   query_timeout: { status: 503, meaning: "the query took too long; narrow the range or retry" },
   oidc_provider_unavailable: { status: 503, meaning: "the sign-in provider cannot be reached" },
   mail_unavailable: { status: 503, meaning: "the mail server cannot take the message" },
+  ingest_overloaded: {
+    status: 503,
+    meaning: "ingest is at capacity (more requests waiting than INGEST_QUEUE allows); retry after Retry-After",
+  },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ProblemCode = keyof typeof problemCodes;

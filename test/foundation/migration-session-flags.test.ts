@@ -30,13 +30,13 @@ test("events stored before sql/030 get their first-event flags, session bounds a
     const orgId = org?.id as string;
     const sessions = [crypto.randomUUID(), crypto.randomUUID()];
     const at = (minutes: number) => new Date(Date.UTC(2026, 2, 1) + minutes * 60_000);
-    const events = [
-      [sessions[0], 30, "https://a.news.example/1", "agent-1"],
-      [sessions[0], 10, "https://a.news.example/1", "agent-1"],
-      [sessions[0], 10, "https://b.news.example/2", "agent-2"],
-      [sessions[1], 5, "https://news.example/3", null],
+    const events: [string | null, number, string, string | null][] = [
+      [sessions[0] as string, 30, "https://a.news.example/1", "agent-1"],
+      [sessions[0] as string, 10, "https://a.news.example/1", "agent-1"],
+      [sessions[0] as string, 10, "https://b.news.example/2", "agent-2"],
+      [sessions[1] as string, 5, "https://news.example/3", null],
       [null, 1, "https://news.example/3", null],
-    ] as const;
+    ];
     for (const [session, minutes, url, agent] of events) {
       await db.sql`
         INSERT INTO events (event_time, event_id, org_id, event_type, source_role, content_url, content_host, agent_id, session_id)

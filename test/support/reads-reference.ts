@@ -239,3 +239,9 @@ export async function referenceTimeseries(
       })),
   };
 }
+
+/** A read's body without its freshness stamp (`as_of`), to compare its figures with the reference. */
+export function figuresOf<T extends { as_of?: unknown }>(body: T): Omit<T, "as_of"> {
+  const { as_of: _asOf, ...figures } = body;
+  return figures;
+}

@@ -40,7 +40,9 @@ export const ingestModule = (ctx: AppContext) =>
           throw invalid(`manifest_ref ${manifestError}`, [{ path: "/manifest_ref", message: manifestError }]);
         const sessionId = crypto.randomUUID();
         const header = sessionHeader(sessionId, body);
-        await writeIngest(ctx.sql, { orgId: principal.orgId, header, implicitSessions: [], events: [] });
+        await ctx.ingestGate.run(() =>
+          writeIngest(ctx.sql, { orgId: principal.orgId, header, implicitSessions: [], events: [] }),
+        );
         return { session_id: sessionId };
       },
       {
@@ -59,7 +61,7 @@ export const ingestModule = (ctx: AppContext) =>
     .post(
       "/events",
       async ({ body, principal }) => {
-        const result = await ingestDocument(ctx.sql, principal, body, "events");
+        const result = await ctx.ingestGate.run(() => ingestDocument(ctx.sql, principal, body, "events"));
         return { status: "ok" as const, events_created: result.eventsCreated };
       },
       {
@@ -78,7 +80,9 @@ export const ingestModule = (ctx: AppContext) =>
         assertStorableJson(body, ingestLimits.maxJsonDepth);
         const outcomeError = body.outcome ? outcomeValueProblem(body.outcome) : undefined;
         if (outcomeError) throw invalid(`outcome: ${outcomeError}`, [{ path: "/outcome", message: outcomeError }]);
-        const ended = await endSession(ctx.sql, principal.orgId, body.session_id, body.outcome);
+        const ended = await ctx.ingestGate.run(() =>
+          endSession(ctx.sql, principal.orgId, body.session_id, body.outcome),
+        );
         if (!ended) throw problem("session_not_found", "your organisation has no session with this id");
         return {
           session_id: body.session_id,
@@ -101,7 +105,7 @@ export const ingestModule = (ctx: AppContext) =>
     .post(
       "/sessions/bulk",
       async ({ body, principal }) => {
-        const result = await ingestDocument(ctx.sql, principal, body, "bulk");
+        const result = await ctx.ingestGate.run(() => ingestDocument(ctx.sql, principal, body, "bulk"));
         return {
           session_id: result.sessionId as string,
           events_created: result.eventsCreated,

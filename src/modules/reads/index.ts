@@ -54,74 +54,89 @@ const exportDetail = {
 const readRoutes = (ctx: AppContext, view: ReadView) => {
   const queries = readQueries[view];
   const { prefix, tag, of } = views[view];
-  return new Elysia({ name: `reads.${view}`, prefix, detail: { tags: [tag] } })
-    .use(accessPlugin(ctx))
-    .use(readScope(ctx))
-    .get("/summary", ({ scope, query }) => summarize(ctx.sql, scope, parseRange(query)), {
-      key: "telemetry:read",
-      read: view,
-      query: queries.summary,
-      response: Summary,
-      detail: { summary: `Totals, sessions, event types, sources and agents of ${of} over a period` },
-    })
-    .get(
-      "/events",
-      ({ scope, query }) => {
-        const { limit, offset } = pageOf(query, eventsPage);
-        return listEvents(ctx.sql, scope, parseRange(query), limit, offset);
-      },
-      {
-        key: "telemetry:read",
-        read: view,
-        query: queries.events,
-        response: EventPage,
-        detail: { summary: `Events of ${of}, newest first (page size at most ${eventsPage.maxLimit})` },
-      },
-    )
-    .get(
-      "/urls",
-      ({ scope, query }) => {
-        const { limit, offset } = pageOf(query, urlsPage);
-        return listUrls(ctx.sql, scope, parseRange(query), limit, offset);
-      },
-      {
-        key: "telemetry:read",
-        read: view,
-        query: queries.urls,
-        response: UrlPage,
-        detail: {
-          summary: `Per-URL metrics of ${of} by total_events descending, then URL (page size at most ${urlsPage.maxLimit})`,
+  return (
+    new Elysia({ name: `reads.${view}`, prefix, detail: { tags: [tag] } })
+      .use(accessPlugin(ctx))
+      .use(readScope(ctx))
+      // Every figure of the read includes what was acknowledged before this moment.
+      .resolve(({ set }) => {
+        const asOf = new Date().toISOString();
+        set.headers["x-data-as-of"] = asOf;
+        return { asOf };
+      })
+      .get(
+        "/summary",
+        async ({ scope, query, asOf }) => ({ ...(await summarize(ctx.sql, scope, parseRange(query))), as_of: asOf }),
+        {
+          key: "telemetry:read",
+          read: view,
+          query: queries.summary,
+          response: Summary,
+          detail: { summary: `Totals, sessions, event types, sources and agents of ${of} over a period` },
         },
-      },
-    )
-    .get(
-      "/timeseries",
-      ({ scope, query }) => {
-        const interval = query.interval ?? "day";
-        return timeseries(ctx.sql, scope, parseTimeseriesRange(query, interval), interval);
-      },
-      {
-        key: "telemetry:read",
-        read: view,
-        query: queries.timeseries,
-        response: Timeseries,
-        detail: {
-          summary: `Events per bucket and type, and sessions per bucket, of ${of} (non-empty buckets only)`,
-          description: `interval hour, day (default), week or month (UTC). One request spans at most ${maxTimeseriesBuckets} buckets of its interval (422 naming since otherwise).`,
+      )
+      .get(
+        "/events",
+        async ({ scope, query, asOf }) => {
+          const { limit, offset } = pageOf(query, eventsPage);
+          return { ...(await listEvents(ctx.sql, scope, parseRange(query), limit, offset)), as_of: asOf };
         },
-      },
-    )
-    .get(
-      "/export",
-      ({ scope, query, headers }) =>
-        exportResponse(ctx.sql, scope, parseRange(query), exportFormat(query.format, headers.accept)),
-      {
-        key: "telemetry:read",
-        read: view,
-        query: queries.export,
-        detail: { summary: `Export the events of ${of}`, ...exportDetail },
-      },
-    );
+        {
+          key: "telemetry:read",
+          read: view,
+          query: queries.events,
+          response: EventPage,
+          detail: { summary: `Events of ${of}, newest first (page size at most ${eventsPage.maxLimit})` },
+        },
+      )
+      .get(
+        "/urls",
+        async ({ scope, query, asOf }) => {
+          const { limit, offset } = pageOf(query, urlsPage);
+          return { ...(await listUrls(ctx.sql, scope, parseRange(query), limit, offset)), as_of: asOf };
+        },
+        {
+          key: "telemetry:read",
+          read: view,
+          query: queries.urls,
+          response: UrlPage,
+          detail: {
+            summary: `Per-URL metrics of ${of} by total_events descending, then URL (page size at most ${urlsPage.maxLimit})`,
+          },
+        },
+      )
+      .get(
+        "/timeseries",
+        async ({ scope, query, asOf }) => {
+          const interval = query.interval ?? "day";
+          return {
+            ...(await timeseries(ctx.sql, scope, parseTimeseriesRange(query, interval), interval)),
+            as_of: asOf,
+          };
+        },
+        {
+          key: "telemetry:read",
+          read: view,
+          query: queries.timeseries,
+          response: Timeseries,
+          detail: {
+            summary: `Events per bucket and type, and sessions per bucket, of ${of} (non-empty buckets only)`,
+            description: `interval hour, day (default), week or month (UTC). One request spans at most ${maxTimeseriesBuckets} buckets of its interval (422 naming since otherwise).`,
+          },
+        },
+      )
+      .get(
+        "/export",
+        ({ scope, query, headers }) =>
+          exportResponse(ctx.sql, scope, parseRange(query), exportFormat(query.format, headers.accept)),
+        {
+          key: "telemetry:read",
+          read: view,
+          query: queries.export,
+          detail: { summary: `Export the events of ${of}`, ...exportDetail },
+        },
+      )
+  );
 };
 
 /**

@@ -1,6 +1,6 @@
 import type { TProperties } from "@sinclair/typebox";
 import { t } from "elysia";
-import { type PageSize, pageQuery } from "../../http/paging.ts";
+import { Paged, type PageSize, pageQuery } from "../../http/paging.ts";
 
 /** Event pages: 100 by default, at most 1000. URL pages: 20 by default (the interface's limits), at most 200. */
 export const eventsPage: PageSize = { defaultLimit: 100, maxLimit: 1000 };
@@ -73,7 +73,16 @@ export const readQueries = { owner: readQueriesOver(ownerQuery), reporter: readQ
 
 const TypeCount = t.Object({ event_type: t.String(), count: t.Integer() });
 
+/**
+ * How fresh a read is: it counts every event whose write was acknowledged before
+ * this time (the X-Data-As-Of header says the same, exports included).
+ */
+const asOf = {
+  as_of: t.String({ description: "The read counts every event acknowledged before this time (ISO 8601)." }),
+};
+
 export const Summary = t.Object({
+  ...asOf,
   organization_id: t.String(),
   domains: t.Array(t.String()),
   total_events: t.Integer(),
@@ -111,13 +120,11 @@ export const UrlItem = t.Object({
   last_seen: t.String(),
 });
 
-const paged = <T extends ReturnType<typeof t.Object>>(item: T) =>
-  t.Object({ items: t.Array(item), total: t.Integer(), limit: t.Integer(), offset: t.Integer() });
-
-export const EventPage = paged(EventItem);
-export const UrlPage = paged(UrlItem);
+export const EventPage = t.Object({ ...Paged(EventItem).properties, ...asOf });
+export const UrlPage = t.Object({ ...Paged(UrlItem).properties, ...asOf });
 
 export const Timeseries = t.Object({
+  ...asOf,
   interval: IntervalSchema(),
   period_start: t.String(),
   period_end: t.Nullable(t.String()),

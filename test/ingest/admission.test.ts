@@ -1,0 +1,69 @@
+import { describe, expect, test } from "bun:test";
+import { createApp } from "../../src/app.ts";
+import { ProblemError } from "../../src/core/problem.ts";
+import { AdmissionGate } from "../../src/http/admission.ts";
+import { buildContext } from "../../src/runtime.ts";
+import { createTestOrg } from "../support/fixtures.ts";
+import { callApp } from "../support/http.ts";
+import { rejectionOf } from "../support/rejection.ts";
+import { testRuntime } from "../support/runtime.ts";
+import { batch, validEvents } from "../support/telemetry-events.ts";
+import { storedEvents } from "../support/telemetry-store.ts";
+
+/** Work that finishes when the test says so. */
+function heldWork() {
+  let finish: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  return { run: () => done, finish };
+}
+
+describe("ingest admission", () => {
+  test("admits up to its concurrency, queues up to its queue, refuses the rest at once", async () => {
+    const gate = new AdmissionGate(2, 1, 10_000);
+    const held = heldWork();
+    const running = [gate.run(held.run), gate.run(held.run)];
+    const queued = gate.run(async () => "queued ran");
+    const refused = await rejectionOf(gate.run(async () => "never"));
+    expect(refused).toBeInstanceOf(ProblemError);
+    expect((refused as ProblemError).code).toBe("ingest_overloaded");
+    expect((refused as ProblemError).headers["retry-after"]).toBe("1");
+    held.finish();
+    await Promise.all(running);
+    expect(await queued).toBe("queued ran");
+    // Every slot came back: the gate admits again.
+    expect(await gate.run(async () => "after")).toBe("after");
+  });
+
+  test("a request that waits longer than the limit is refused, and leaves its place", async () => {
+    const gate = new AdmissionGate(1, 5, 50);
+    const held = heldWork();
+    const running = gate.run(held.run);
+    const waited = await rejectionOf(gate.run(async () => "too late"));
+    expect((waited as ProblemError).code).toBe("ingest_overloaded");
+    held.finish();
+    await running;
+    expect(await gate.run(async () => "next")).toBe("next");
+  });
+
+  test("over HTTP, a shed batch is a 503 with Retry-After and stores nothing", async () => {
+    const { ctx, db } = await testRuntime();
+    const config = { ...ctx.config, INGEST_CONCURRENCY: 1, INGEST_QUEUE: 0 };
+    const app = createApp(buildContext(config, ctx.log, db));
+    const agent = await createTestOrg({ type: "agent" });
+    const bodies = Array.from({ length: 6 }, () =>
+      batch([validEvents.retrieved("shed.example.org", { source_role: "origin" })]),
+    );
+    const answers = await Promise.all(bodies.map((body) => callApp(app, "POST", "/events", { key: agent.key, body })));
+    const shed = answers.filter((answer) => answer.status === 503);
+    expect(shed.length).toBeGreaterThan(0);
+    for (const answer of shed) {
+      expect(answer.body.code).toBe("ingest_overloaded");
+      expect(answer.headers.get("retry-after")).toBe("1");
+    }
+    const accepted = answers.filter((answer) => answer.status === 200).length;
+    expect(accepted + shed.length).toBe(bodies.length);
+    expect(await storedEvents(agent.id)).toHaveLength(accepted);
+  });
+});
