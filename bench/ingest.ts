@@ -1,212 +1,340 @@
 /**
- * Ingest benchmark: `bun run bench:ingest [--duration 10] [--concurrency 8] [--batch 100]`.
+ * Ingest benchmark:
  *
- * Serves the real app over HTTP on loopback against DATABASE_URL (or a fresh
- * embedded engine in a temp DATA_DIR when unset), then:
- *  1. max rate: `concurrency` clients post `batch`-event documents back to back for
- *     `duration` seconds; prints events/s and p50/p95/p99 request latency;
- *  2. COPY: loads as many equivalent rows into `events` with COPY FROM STDIN,
- *     then records their session firsts in one call, and prints its rate and
- *     HTTP ingest as a ratio of it;
- *  3. half rate: posts at half the measured maximum (open loop, fixed schedule)
- *     for `duration` seconds and prints the latency percentiles there.
+ *   bun run bench:ingest [--duration 10] [--concurrency 8] [--batch 100] [--shapes worst,realistic]
+ *
+ * Against a TimescaleDB server when DATABASE_URL is set (the bench creates a
+ * database of its own there and drops it afterwards), otherwise an embedded engine
+ * in a temporary DATA_DIR. The service runs as its own process (`bun src/main.ts`);
+ * this process only generates traffic and loads COPY. For each data shape
+ * (bench/event-generator.ts):
+ *
+ *  1. plain COPY: as many rows of the same shape into the events hypertable alone
+ *     (no session counting) as fast as COPY takes them;
+ *  2. saturation: `concurrency` clients post `batch`-event documents back to back;
+ *  3. half that rate, open loop (requests on a fixed schedule, whatever the earlier
+ *     ones are doing): the latency an emitter sees below saturation;
+ *  4. offered against accepted at 0.5, 1, 2 and 4 times saturation (open loop):
+ *     past the sustainable rate the service sheds with 503 + Retry-After;
+ *  5. counting lag: during saturation, a probe session posted and read back at
+ *     once, until the read counts it;
+ *
+ * then the service's peak resident memory (VmHWM).
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
-import { createApp } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
 import { hostOfUrl } from "../src/core/hosts.ts";
-import { rateLimitsOff } from "../src/http/rate-limit.ts";
-import { createLogger } from "../src/log.ts";
+import { connect } from "../src/db/client.ts";
+import type { Sql } from "../src/db/sql.ts";
+import { type EventRow, storedEventColumns } from "../src/modules/ingest/event-columns.ts";
 import { createApiKey } from "../src/modules/keys/service.ts";
 import { createOrganization } from "../src/modules/organizations/service.ts";
-import { startRuntime } from "../src/runtime.ts";
-import { type GeneratedEvent, generateBatch } from "./event-generator.ts";
+import { createServerDatabase } from "../test/support/databases.ts";
+import { emitter, type GeneratedEvent, type ShapeName } from "./event-generator.ts";
 
 const { values: flags } = parseArgs({
   options: {
     duration: { type: "string", default: "10" },
     concurrency: { type: "string", default: "8" },
     batch: { type: "string", default: "100" },
+    shapes: { type: "string", default: "worst,realistic" },
   },
 });
 const durationMs = Number(flags.duration) * 1000;
 const concurrency = Number(flags.concurrency);
 const batchSize = Number(flags.batch);
-const batchesPerSession = 10;
+const shapes = (flags.shapes as string).split(",") as ShapeName[];
 
-const dataDir = process.env.DATABASE_URL ? undefined : await mkdtemp(join(tmpdir(), "ingest-bench-"));
-const config = loadConfig({
-  ...process.env,
-  ...rateLimitsOff,
-  LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
-  ...(dataDir ? { DATA_DIR: dataDir } : {}),
+// ---------------------------------------------------------------------------
+// The database and the service process
+
+const serverUrl = process.env.DATABASE_URL || undefined;
+const scratch = serverUrl ? await createServerDatabase(serverUrl) : undefined;
+const dataDir = serverUrl ? undefined : await mkdtemp(join(tmpdir(), "ingest-bench-"));
+
+async function freePort(): Promise<number> {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  return port;
+}
+
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+const service = Bun.spawn([process.execPath, "src/main.ts"], {
+  cwd: join(import.meta.dir, ".."),
+  env: {
+    ...process.env,
+    DATABASE_URL: scratch?.url ?? "",
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "warn",
+    RATE_LIMIT_INGEST_PER_SECOND: "0",
+    RATE_LIMIT_READ_PER_SECOND: "0",
+  },
+  stdout: "inherit",
+  stderr: "inherit",
 });
-const log = createLogger(config.LOG_LEVEL, { service: "bench" });
-const { ctx, db } = await startRuntime(config, log);
-const server = createApp(ctx).listen({ port: 0, hostname: "127.0.0.1", maxRequestBodySize: config.MAX_BODY_BYTES + 1 });
-const endpoint = `http://127.0.0.1:${server.server?.port}/events`;
+for (let waited = 0; ; waited += 100) {
+  const up = await fetch(`${base}/ready`)
+    .then((res) => res.ok)
+    .catch(() => false);
+  if (up) break;
+  if (waited > 120_000 || service.exitCode !== null) throw new Error("the service did not start");
+  await Bun.sleep(100);
+}
 
-const org = await createOrganization(ctx.sql, { name: "Bench agent", orgType: "agent" });
-const { key } = await createApiKey(ctx.sql, { orgId: org.id, scopes: ["telemetry:write"] });
+/** A client of the service's database: the scratch server database, or the embedded engine the service serves. */
+async function databaseClient(): Promise<Sql> {
+  if (scratch) return connect(scratch.url, 2);
+  const lock = JSON.parse(await readFile(join(dataDir as string, "engine.lock.json"), "utf8")) as { port: number };
+  return connect(`postgres://postgres@127.0.0.1:${lock.port}/postgres`, 1);
+}
+const sql = await databaseClient();
+
+async function agentKey(name: string): Promise<{ orgId: string; key: string }> {
+  const org = await createOrganization(sql, { name, orgType: "agent" });
+  const { key } = await createApiKey(sql, { orgId: org.id, scopes: ["telemetry:write", "telemetry:read"] });
+  return { orgId: org.id, key };
+}
+
+// ---------------------------------------------------------------------------
+// Measuring
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 }
-const ms = (value: number) => `${value.toFixed(1)} ms`;
+const ms = (value: number) => (Number.isNaN(value) ? "-" : `${value.toFixed(1)} ms`);
+const perSecond = (count: number, elapsedMs: number) => count / (elapsedMs / 1000);
 
-/** Posts one batch; returns its latency and the events stored. */
-async function post(sessionId: string, agentId: string): Promise<{ latency: number; created: number }> {
-  const body = JSON.stringify({
-    document_type: "event_batch",
-    schema_version: "1.0",
-    session_id: sessionId,
-    agent_id: agentId,
-    events: generateBatch(batchSize),
-  });
+interface Answer {
+  status: number;
+  latency: number;
+  created: number;
+}
+
+async function post(key: string, events: GeneratedEvent[]): Promise<Answer> {
+  const body = JSON.stringify({ document_type: "event_batch", schema_version: "1.0", agent_id: "bench-agent", events });
   const started = performance.now();
-  const response = await fetch(endpoint, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-api-key": key },
-    body,
-  });
-  const result = (await response.json()) as { events_created?: number; detail?: string };
-  const latency = performance.now() - started;
-  if (response.status !== 200) throw new Error(`ingest answered ${response.status}: ${result.detail}`);
-  return { latency, created: result.events_created ?? 0 };
+  try {
+    const response = await fetch(`${base}/events`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key },
+      body,
+    });
+    const answer = (await response.json()) as { events_created?: number; detail?: string };
+    if (response.status !== 200 && response.status !== 503) {
+      throw new Error(`ingest answered ${response.status}: ${answer.detail}`);
+    }
+    return { status: response.status, latency: performance.now() - started, created: answer.events_created ?? 0 };
+  } catch (error) {
+    if (error instanceof Error && error.message.startsWith("ingest answered")) throw error;
+    return { status: 0, latency: performance.now() - started, created: 0 };
+  }
 }
 
-function summarise(label: string, latencies: number[], events: number, elapsedMs: number) {
-  const sorted = [...latencies].sort((a, b) => a - b);
-  const rate = events / (elapsedMs / 1000);
-  console.log(
-    `${label}: ${events} events in ${latencies.length} requests over ${(elapsedMs / 1000).toFixed(1)} s = ${rate.toFixed(0)} events/s; latency p50 ${ms(percentile(sorted, 50))}, p95 ${ms(percentile(sorted, 95))}, p99 ${ms(percentile(sorted, 99))}`,
-  );
-  return rate;
+interface PhaseResult {
+  offered: number;
+  accepted: number;
+  refused: number;
+  failed: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  p99All: number;
 }
 
-async function maxRate(): Promise<{ rate: number; events: number }> {
-  const latencies: number[] = [];
-  let events = 0;
+function summarise(answers: Answer[], offered: number, elapsedMs: number): PhaseResult {
+  const ok = answers.filter((a) => a.status === 200);
+  const okLatencies = ok.map((a) => a.latency).sort((a, b) => a - b);
+  const allLatencies = answers.map((a) => a.latency).sort((a, b) => a - b);
+  return {
+    offered: perSecond(offered, elapsedMs),
+    accepted: perSecond(
+      ok.reduce((sum, a) => sum + a.created, 0),
+      elapsedMs,
+    ),
+    refused: answers.filter((a) => a.status === 503).length,
+    failed: answers.filter((a) => a.status === 0).length,
+    p50: percentile(okLatencies, 50),
+    p95: percentile(okLatencies, 95),
+    p99: percentile(okLatencies, 99),
+    p99All: percentile(allLatencies, 99),
+  };
+}
+
+/** Closed loop: each client posts its emitter's next batch as soon as the last is answered. */
+async function saturate(shape: ShapeName, key: string, probe?: () => Promise<void>): Promise<PhaseResult> {
+  const answers: Answer[] = [];
   const started = performance.now();
   const deadline = started + durationMs;
-  const client = async (clientIndex: number) => {
-    let sessionId = crypto.randomUUID();
-    for (let sent = 0; performance.now() < deadline; sent++) {
-      if (sent % batchesPerSession === 0) sessionId = crypto.randomUUID();
-      const result = await post(sessionId, `agent-${clientIndex}`);
-      latencies.push(result.latency);
-      events += result.created;
-    }
+  const client = async () => {
+    const next = emitter(shape, batchSize);
+    while (performance.now() < deadline) answers.push(await post(key, next()));
   };
-  await Promise.all(Array.from({ length: concurrency }, (_, i) => client(i)));
-  return { rate: summarise("HTTP max rate", latencies, events, performance.now() - started), events };
+  await Promise.all([...Array.from({ length: concurrency }, client), probe?.()]);
+  return summarise(answers, answers.length * batchSize, performance.now() - started);
 }
 
-/** Open loop: requests start on a fixed schedule whatever the earlier ones are doing. */
-async function atRate(eventsPerSecond: number): Promise<void> {
+/** Open loop at `eventsPerSecond`: requests start on a fixed schedule, round robin over `concurrency` emitters. */
+async function paced(shape: ShapeName, key: string, eventsPerSecond: number, forMs: number): Promise<PhaseResult> {
+  const emitters = Array.from({ length: concurrency }, () => emitter(shape, batchSize));
   const intervalMs = (1000 * batchSize) / eventsPerSecond;
-  const latencies: number[] = [];
-  let events = 0;
+  const answers: Answer[] = [];
   const inFlight: Promise<void>[] = [];
   const started = performance.now();
-  let sessionId = crypto.randomUUID();
-  for (let sent = 0; ; sent++) {
+  let sent = 0;
+  for (; ; sent++) {
     const due = started + sent * intervalMs;
-    if (due >= started + durationMs) break;
+    if (due >= started + forMs) break;
     const wait = due - performance.now();
     if (wait > 0) await Bun.sleep(wait);
-    if (sent % batchesPerSession === 0) sessionId = crypto.randomUUID();
-    inFlight.push(
-      post(sessionId, "agent-paced").then((result) => {
-        latencies.push(result.latency);
-        events += result.created;
-      }),
-    );
+    const events = (emitters[sent % concurrency] as () => GeneratedEvent[])();
+    inFlight.push(post(key, events).then((answer) => void answers.push(answer)));
   }
   await Promise.all(inFlight);
-  summarise(
-    `HTTP at ${eventsPerSecond.toFixed(0)} events/s (half max)`,
-    latencies,
-    events,
-    performance.now() - started,
-  );
+  return summarise(answers, sent * batchSize, forMs);
 }
+
+/**
+ * During saturation: a new session posted, then read back through the agent
+ * summary until it is counted. The lag is the time from the acknowledgement to
+ * the first read that counts it.
+ */
+async function countingLag(untilMs: number): Promise<number[]> {
+  const probe = await agentKey("Bench probe");
+  const lags: number[] = [];
+  let counted = 0;
+  while (performance.now() < untilMs) {
+    const answer = await post(probe.key, emitter("realistic", 1)());
+    if (answer.status !== 200) continue;
+    const acknowledged = performance.now();
+    for (;;) {
+      const summary = (await (
+        await fetch(`${base}/agent/summary`, { headers: { "x-api-key": probe.key } })
+      ).json()) as { total_sessions: number };
+      if (summary.total_sessions > counted) {
+        counted = summary.total_sessions;
+        lags.push(performance.now() - acknowledged);
+        break;
+      }
+      if (performance.now() - acknowledged > 30_000) throw new Error("a probe session was not counted in 30 s");
+      await Bun.sleep(20);
+    }
+    await Bun.sleep(500);
+  }
+  return lags;
+}
+
+// ---------------------------------------------------------------------------
+// Plain COPY
 
 const csv = (value: string | null) => (value === null ? "" : `"${value.replaceAll('"', '""')}"`);
 
-function copyLine(event: GeneratedEvent, sessionId: string, agentId: string): string {
+function eventRow(event: GeneratedEvent, orgId: string): EventRow {
   const url = event.content_url ?? null;
-  return `${[
-    csv(event.timestamp),
-    csv(crypto.randomUUID()),
-    csv(org.id),
-    csv(event.type),
-    csv(event.source_role),
-    csv(url),
-    csv(url ? hostOfUrl(url) : null),
-    csv(agentId),
-    csv(sessionId),
-    csv(event.turn_id ?? null),
-    csv(event.output_id ?? null),
-    csv(event.presentation_id ?? null),
-    csv(JSON.stringify(event.data)),
-    csv(event.turn ? JSON.stringify(event.turn) : null),
-  ].join(",")}\n`;
+  return {
+    eventTime: event.timestamp,
+    eventId: event.id,
+    orgId,
+    eventType: event.type,
+    sourceRole: event.source_role,
+    contentUrl: url,
+    contentHost: url ? hostOfUrl(url) : null,
+    agentId: "bench-agent",
+    sessionId: event.session_id,
+    contentId: null,
+    contentTelemetryId: null,
+    turnId: event.turn_id ?? null,
+    outputId: event.output_id ?? null,
+    presentationId: event.presentation_id ?? null,
+    data: event.data,
+    turn: event.turn ?? null,
+  };
 }
-
-const copyColumns = `events (event_time, event_id, org_id, event_type, source_role, content_url, content_host, agent_id,
-  session_id, turn_id, output_id, presentation_id, data, turn)`;
 
 /**
- * Loads `count` equivalent rows with COPY, generated like the HTTP bodies. On a
- * server: COPY FROM STDIN. The embedded engine's socket cannot carry the COPY
- * sub-protocol (its wasm backend aborts on CopyIn), so there the same CSV is
- * written into the engine's data directory and loaded with COPY FROM that file.
+ * COPY of `count` rows of the shape into `events`, with the columns ingest fills
+ * (event-columns.ts) and no counting. On a server: COPY FROM STDIN. The embedded
+ * engine's socket cannot carry the COPY sub-protocol (its wasm backend aborts on
+ * CopyIn), so there the same CSV is written into the engine's data directory and
+ * loaded with COPY FROM that file.
  */
-async function copyRate(count: number): Promise<number> {
+async function plainCopy(shape: ShapeName, count: number): Promise<number> {
+  const { orgId } = await agentKey(`Bench COPY ${shape}`);
+  const columns = storedEventColumns.map((column) => column.name).join(", ");
   function* lines() {
-    let sessionId = crypto.randomUUID();
+    const next = emitter(shape, batchSize);
     for (let made = 0; made < count; made += batchSize) {
-      if ((made / batchSize) % batchesPerSession === 0) sessionId = crypto.randomUUID();
-      for (const event of generateBatch(Math.min(batchSize, count - made)))
-        yield copyLine(event, sessionId, "agent-copy");
+      for (const event of next()) {
+        const row = eventRow(event, orgId);
+        yield `${storedEventColumns.map((column) => csv(column.of(row))).join(",")}\n`;
+      }
     }
   }
+  const text = dataDir ? [...lines()].join("") : "";
   const started = performance.now();
   if (dataDir) {
-    await Bun.write(join(dataDir, "bench-copy.csv"), [...lines()].join(""));
+    await Bun.write(join(dataDir, "bench-copy.csv"), text);
     // The engine sees its data directory as /tmp/pglite/base.
-    await ctx.sql.unsafe(`COPY ${copyColumns} FROM '/tmp/pglite/base/bench-copy.csv' WITH (FORMAT csv)`);
+    await sql.unsafe(`COPY events (${columns}) FROM '/tmp/pglite/base/bench-copy.csv' WITH (FORMAT csv)`);
   } else {
-    const writable = await ctx.sql.unsafe(`COPY ${copyColumns} FROM STDIN WITH (FORMAT csv)`).writable();
+    const writable = await sql.unsafe(`COPY events (${columns}) FROM STDIN WITH (FORMAT csv)`).writable();
     await pipeline(Readable.from(lines()), writable);
   }
-  const elapsed = performance.now() - started;
-  const rate = count / (elapsed / 1000);
-  console.log(
-    `COPY (${dataDir ? "from a file in the data directory" : "FROM STDIN"}): ${count} rows in ${(elapsed / 1000).toFixed(1)} s = ${rate.toFixed(0)} rows/s`,
-  );
-  return rate;
+  return perSecond(count, performance.now() - started);
 }
+
+// ---------------------------------------------------------------------------
+
+function peakRss(pid: number): Promise<number> {
+  return readFile(`/proc/${pid}/status`, "utf8").then(
+    (status) => Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024,
+  );
+}
+
+const line = (label: string, r: PhaseResult) =>
+  console.log(
+    `  ${label.padEnd(26)} offered ${r.offered.toFixed(0).padStart(6)}/s  accepted ${r.accepted.toFixed(0).padStart(6)} events/s  ` +
+      `p50 ${ms(r.p50)}  p95 ${ms(r.p95)}  p99 ${ms(r.p99)}  (503: ${r.refused}, failed: ${r.failed}, p99 of all answers ${ms(r.p99All)})`,
+  );
 
 try {
   console.log(
-    `database: ${ctx.db.kind}${dataDir ? ` (fresh DATA_DIR ${dataDir})` : ""}; ${concurrency} clients, ${batchSize}-event batches, ${durationMs / 1000} s per phase`,
+    `database: ${scratch ? "TimescaleDB server" : `embedded (DATA_DIR ${dataDir})`}; ${concurrency} clients, ${batchSize}-event batches, ${durationMs / 1000} s per phase`,
   );
-  // Warm-up: JIT, prepared statements, first chunk creation.
-  for (let i = 0; i < 5; i++) await post(crypto.randomUUID(), "agent-warmup");
-  const max = await maxRate();
-  const copy = await copyRate(max.events);
-  console.log(`HTTP / COPY = ${(max.rate / copy).toFixed(2)}`);
-  await atRate(max.rate / 2);
+  const warmup = await agentKey("Bench warm-up");
+  for (let i = 0; i < 10; i++) await post(warmup.key, emitter("realistic", batchSize)());
+
+  for (const shape of shapes) {
+    console.log(`\nshape: ${shape}`);
+    const copy = await plainCopy(shape, scratch ? 200_000 : 30_000);
+    console.log(`  plain COPY                 ${copy.toFixed(0)} rows/s`);
+    const { key } = await agentKey(`Bench ${shape}`);
+    let lags: number[] = [];
+    const saturated = await saturate(shape, key, async () => {
+      lags = await countingLag(performance.now() + durationMs - 1000);
+    });
+    line("saturation (closed loop)", saturated);
+    console.log(
+      `  HTTP / plain COPY          ${(saturated.accepted / copy).toFixed(2)}; counting lag at saturation: max ${ms(Math.max(...lags))} over ${lags.length} probes`,
+    );
+    line("half that rate (open loop)", await paced(shape, key, saturated.accepted / 2, durationMs));
+    for (const factor of [0.5, 1, 2, 4]) {
+      line(`${factor}x saturation`, await paced(shape, key, saturated.accepted * factor, durationMs / 2));
+    }
+  }
+  console.log(`\nservice peak RSS (VmHWM): ${(await peakRss(service.pid)).toFixed(0)} MB`);
 } finally {
-  server.stop(true);
-  await db.close();
+  service.kill("SIGTERM");
+  await service.exited;
+  await sql.end({ timeout: 5 });
+  await scratch?.drop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 }

@@ -7,6 +7,7 @@ import { RateLimiter } from "./http/rate-limit.ts";
 import type { Logger } from "./log.ts";
 import { createMailer } from "./modules/auth/mailer.ts";
 import { systemDomainProbe } from "./modules/domains/probe.ts";
+import { recountSessions } from "./modules/ingest/service.ts";
 import { KeyAuthenticator } from "./modules/keys/authenticator.ts";
 
 export function buildContext(
@@ -39,6 +40,8 @@ export async function startRuntime(
   const db = await openDatabase(config, log, options);
   try {
     await migrate(db.sql, log);
+    const recounted = await recountSessions(db.sql);
+    if (recounted > 0) log.info("sessions recounted from their stored events", { sessions: recounted });
     const ctx = buildContext(config, log, db);
     await ctx.keys.followChanges(db.listen);
     return { ctx, db };

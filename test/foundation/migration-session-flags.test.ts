@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultMigrationsDir, migrate } from "../../src/db/migrate.ts";
 import { createLogger } from "../../src/log.ts";
+import { recountSessions } from "../../src/modules/ingest/service.ts";
 import { scratchDatabase } from "../support/databases.ts";
 import { flagMismatches, storedFlags } from "../support/first-flags.ts";
 
@@ -21,7 +22,7 @@ async function migrationsBefore(first?: string): Promise<string> {
   return dir;
 }
 
-test("events stored before sql/030 get their first-event flags, session bounds and domain firsts", async () => {
+test("events stored before sql/030 are recounted at start: first-event flags, session bounds and domain firsts", async () => {
   const db = await scratchDatabase();
   try {
     await migrate(db.sql, log, await migrationsBefore("030"));
@@ -44,6 +45,8 @@ test("events stored before sql/030 get their first-event flags, session bounds a
                 ${new URL(url).hostname}, ${agent}, ${session})`;
     }
     await migrate(db.sql, log, await migrationsBefore());
+    // What the service does at start, after migrating.
+    expect(await recountSessions(db.sql)).toBe(2);
 
     const stored = await storedFlags(db.sql, [orgId]);
     expect(stored).toHaveLength(events.length);

@@ -20,9 +20,10 @@ export interface StoredFlags extends Flags {
 }
 
 /**
- * The flags by their definition (sql/030), computed here from the raw events
- * independently of the SQL: within each session, the earliest event (ties by
- * organisation, then event id) of each scope is first in it.
+ * The flags by their definition (sql/030), computed from the raw events: within
+ * each session, the earliest event (ties by organisation, then event id) of each
+ * scope is first in it. Written apart from src/modules/ingest/first-flags.ts,
+ * scope by scope and level by level, so that it checks it.
  */
 export function referenceFlags(events: StoredFlags[]): Map<string, Flags> {
   const order = (a: StoredFlags, b: StoredFlags) =>

@@ -68,11 +68,19 @@ export const storedColumnList = (sql: Queryable) =>
  * `unnest(arrays…) AS alias (columns…)`: the rows as one array per column, so a
  * batch of any size is one statement with a fixed number of parameters.
  */
-export function unnestEvents(sql: Queryable, rows: readonly EventRow[], alias: string) {
-  const arrays = storedEventColumns.map(
-    (column) => sql`${rows.map((row) => column.of(row))}::${sql.unsafe(column.arrayType)}[]`,
-  );
-  return sql`unnest(${joined(sql, arrays)}) AS ${sql(alias)} (${storedColumnList(sql)})`;
+export function unnestEvents(
+  sql: Queryable,
+  rows: readonly EventRow[],
+  alias: string,
+  /** More columns, one value per row: the counting flags the event store computes. */
+  extra: readonly { name: string; arrayType: string; values: readonly number[] }[] = [],
+) {
+  const arrays = [
+    ...storedEventColumns.map((column) => sql`${rows.map((row) => column.of(row))}::${sql.unsafe(column.arrayType)}[]`),
+    ...extra.map((column) => sql`${[...column.values]}::${sql.unsafe(column.arrayType)}[]`),
+  ];
+  const names = [...storedEventColumns.map((column) => column.name), ...extra.map((column) => column.name)];
+  return sql`unnest(${joined(sql, arrays)}) AS ${sql(alias)} (${identifiers(sql, names)})`;
 }
 
 /** The stored columns as selected from `alias`, cast where they travel as text; `override` replaces one. */

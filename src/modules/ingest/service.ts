@@ -2,7 +2,7 @@ import postgres from "postgres";
 import type { Queryable, Sql } from "../../db/sql.ts";
 import type { SessionHeader } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
-import { boundSessions, inWriteTransaction, storeEvents } from "./event-store.ts";
+import { boundSessions, inWriteTransaction, sessionsOf, storeCounted, storedEventsOf } from "./event-store.ts";
 import type { OutcomeValue, PrivacyLevel } from "./model.ts";
 
 /** A session named by events and created on first sight when it does not exist. */
@@ -50,7 +50,7 @@ export async function writeIngest(sql: Sql, plan: WritePlan): Promise<number> {
   try {
     return await inWriteTransaction(sql, async (tx) => {
       const headerClaim = header ? tx`header_claim AS (${claimHeaderSession(tx, orgId, header)}),` : tx``;
-      const claims = tx`
+      const claims = tx<{ agents: Record<string, string | null> }[]>`
         WITH ${headerClaim}
         claimed AS (
           INSERT INTO sessions AS s (id, org_id, agent_id, started_at, manifest_ref, parent_session_id)
@@ -66,21 +66,27 @@ export async function writeIngest(sql: Sql, plan: WritePlan): Promise<number> {
             SET agent_id = coalesce(s.agent_id, EXCLUDED.agent_id),
                 started_at = least(s.started_at, EXCLUDED.started_at)
             WHERE s.org_id = EXCLUDED.org_id
-          RETURNING s.id
+          RETURNING s.id, s.agent_id
         ),
         owned AS (
-          SELECT id FROM claimed ${header ? tx`UNION ALL SELECT id FROM header_claim` : tx``}
+          SELECT id, agent_id FROM claimed ${header ? tx`UNION ALL SELECT id, agent_id FROM header_claim` : tx``}
         ),
         bounds AS (${boundSessions(tx, plan.events)})
-        SELECT ingest_require_sessions((SELECT count(*) FROM owned), ${expected}) AS sessions_claimed`;
+        SELECT ingest_require_sessions((SELECT count(*) FROM owned), ${expected}) AS sessions_claimed,
+               (SELECT coalesce(json_object_agg(id, agent_id), '{}') FROM owned) AS agents`;
       if (plan.events.length === 0) {
         await claims;
         return 0;
       }
-      // Sent now, before the events' statement (queries are otherwise sent when awaited).
-      const claimed = claims.execute();
-      const [, created] = await Promise.all([claimed, storeEvents(tx, plan.events, { agentFromSession: true })]);
-      return created;
+      // Sent together (queries are otherwise sent when awaited): the stored events
+      // are read after the claims and bounds have locked the sessions.
+      const [[claimed], stored] = await Promise.all([claims.execute(), storedEventsOf(tx, sessionsOf(plan.events))]);
+      // An event without an agent takes its session's (the caller's own sessions only).
+      const agents = claimed?.agents ?? {};
+      const rows = plan.events.map((row) =>
+        row.agentId === null && row.sessionId ? { ...row, agentId: agents[row.sessionId.toLowerCase()] ?? null } : row,
+      );
+      return storeCounted(tx, rows, stored);
     });
   } catch (error) {
     if (error instanceof postgres.PostgresError && error.code === "CT409") throw new ForeignSessionError(error.message);
@@ -125,7 +131,7 @@ function claimHeaderSession(sql: Queryable, orgId: string, header: SessionHeader
       outcome_value_amount = CASE WHEN EXCLUDED.outcome_type IS NULL THEN s.outcome_value_amount ELSE EXCLUDED.outcome_value_amount END,
       outcome_currency = CASE WHEN EXCLUDED.outcome_type IS NULL THEN s.outcome_currency ELSE EXCLUDED.outcome_currency END
     WHERE s.org_id = EXCLUDED.org_id
-    RETURNING s.id`;
+    RETURNING s.id, s.agent_id`;
 }
 
 /** Of these session ids, the ones that exist under another organisation. */
@@ -164,3 +170,5 @@ export async function sessionPrivacyLevels(sql: Sql, orgId: string, ids: string[
     SELECT id, privacy_level FROM sessions WHERE id = ANY(${ids}::uuid[]) AND org_id = ${orgId}::uuid`;
   return new Map(rows.map((row) => [row.id, row.privacy_level]));
 }
+
+export { recountSessions } from "./event-store.ts";
