@@ -1,7 +1,7 @@
 /**
  * Ingest benchmark:
  *
- *   bun run bench:ingest [--duration 10] [--concurrency 8] [--batch 100] [--shapes worst,realistic]
+ *   bun run bench:ingest [--duration 10] [--concurrency 32] [--batch 100] [--shapes worst,realistic]
  *
  * Against a TimescaleDB server when DATABASE_URL is set (the bench creates a
  * database of its own there and drops it afterwards), otherwise an embedded engine
@@ -39,7 +39,7 @@ import { emitter, type GeneratedEvent, type ShapeName } from "./event-generator.
 const { values: flags } = parseArgs({
   options: {
     duration: { type: "string", default: "10" },
-    concurrency: { type: "string", default: "8" },
+    concurrency: { type: "string", default: "32" },
     batch: { type: "string", default: "100" },
     shapes: { type: "string", default: "worst,realistic" },
   },

@@ -62,9 +62,14 @@ const ConfigSchema = T.Object({
    * once, how many more may wait, and for how long, before 503 with Retry-After.
    * INGEST_CONCURRENCY 0 turns it off.
    */
-  INGEST_CONCURRENCY: T.Integer({ minimum: 0, maximum: 1000, default: 8 }),
+  INGEST_CONCURRENCY: T.Integer({ minimum: 0, maximum: 1000, default: 32 }),
   INGEST_QUEUE: T.Integer({ minimum: 0, maximum: 100_000, default: 64 }),
   INGEST_QUEUE_WAIT_MS: T.Integer({ minimum: 1, maximum: 60_000, default: 2000 }),
+  /**
+   * Ingest transactions at once (src/modules/ingest/group-writer.ts); requests
+   * arriving while they run share the next one (group commit).
+   */
+  INGEST_TRANSACTIONS: T.Integer({ minimum: 1, maximum: 100, default: 2 }),
   /** Cron pattern for deleting expired sign-in links, OAuth states and ended sessions. */
   SIGN_IN_PURGE_CRON: T.String({ minLength: 1, default: "17 * * * *" }),
 });

@@ -6,6 +6,7 @@ import type { RateLimiter } from "./http/rate-limit.ts";
 import type { Logger } from "./log.ts";
 import type { Mailer } from "./modules/auth/mailer.ts";
 import type { DomainProbe } from "./modules/domains/probe.ts";
+import type { GroupWriter } from "./modules/ingest/group-writer.ts";
 import type { KeyAuthenticator } from "./modules/keys/authenticator.ts";
 
 /** What every module needs from the running process, handed in rather than imported. */
@@ -19,6 +20,8 @@ export interface AppContext {
   rateLimiter: RateLimiter;
   /** Sheds ingest load past what the database takes in (503 with Retry-After). */
   ingestGate: AdmissionGate;
+  /** Writes ingested telemetry; concurrent requests share transactions. */
+  ingestWriter: GroupWriter;
   mailer: Mailer;
   /** DNS and HTTPS as domain verification sees them (replaced in tests). */
   domainProbe: DomainProbe;

@@ -1,4 +1,5 @@
 import type { Config } from "./config.ts";
+import { ingestLimits } from "./core/ingest-limits.ts";
 import type { AppContext } from "./context.ts";
 import { type Database, openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
@@ -7,6 +8,7 @@ import { RateLimiter } from "./http/rate-limit.ts";
 import type { Logger } from "./log.ts";
 import { createMailer } from "./modules/auth/mailer.ts";
 import { systemDomainProbe } from "./modules/domains/probe.ts";
+import { GroupWriter } from "./modules/ingest/group-writer.ts";
 import { recountSessions } from "./modules/ingest/service.ts";
 import { KeyAuthenticator } from "./modules/keys/authenticator.ts";
 
@@ -23,6 +25,7 @@ export function buildContext(
     keys: new KeyAuthenticator(db.sql, log, config.KEY_CACHE_TTL_SECONDS),
     rateLimiter: RateLimiter.fromConfig(config),
     ingestGate: new AdmissionGate(config.INGEST_CONCURRENCY, config.INGEST_QUEUE, config.INGEST_QUEUE_WAIT_MS),
+    ingestWriter: new GroupWriter(db.sql, config.INGEST_TRANSACTIONS, 2 * ingestLimits.maxEventsPerBatch),
     mailer: createMailer(config, db.sql, log),
     domainProbe: systemDomainProbe,
   };

@@ -12,7 +12,7 @@ const maxReported = 50;
 export function unsafeJsonValues(value: unknown, maxDepth: number): FieldError[] {
   const errors: FieldError[] = [];
   // The path is kept as segments and joined only when something is reported.
-  const segments: string[] = [];
+  const segments: (string | number)[] = [];
   const report = (message: string) => errors.push({ path: pointer(segments), message });
   const visit = (node: unknown, depth: number): void => {
     if (errors.length >= maxReported) return;
@@ -26,14 +26,20 @@ export function unsafeJsonValues(value: unknown, maxDepth: number): FieldError[]
         report(`nesting deeper than ${maxDepth} levels`);
         return;
       }
-      const entries: [string, unknown][] = Array.isArray(node)
-        ? node.map((item, index) => [String(index), item])
-        : Object.entries(node);
-      for (const [key, item] of entries) {
+      // Plain loops: a request body is walked whole, and entry arrays would double its garbage.
+      if (Array.isArray(node)) {
+        for (let index = 0; index < node.length; index++) {
+          segments.push(index);
+          visit(node[index], depth + 1);
+          segments.pop();
+        }
+        return;
+      }
+      for (const key in node) {
         segments.push(key);
-        const keyReason = Array.isArray(node) ? undefined : unsafeStringReason(key);
+        const keyReason = unsafeStringReason(key);
         if (keyReason) report(`property name ${keyReason}`);
-        visit(item, depth + 1);
+        visit((node as Record<string, unknown>)[key], depth + 1);
         segments.pop();
       }
     }
@@ -49,9 +55,9 @@ function unsafeStringReason(text: string): string | undefined {
 }
 
 /** A JSON Pointer (RFC 6901) from path segments; "/" for the whole document. */
-function pointer(segments: readonly string[]): string {
+function pointer(segments: readonly (string | number)[]): string {
   if (segments.length === 0) return "/";
-  return segments.map((segment) => `/${escapePointer(segment)}`).join("");
+  return segments.map((segment) => `/${escapePointer(String(segment))}`).join("");
 }
 
 /** JSON Pointer escaping of one path segment. */

@@ -1,17 +1,27 @@
 import postgres from "postgres";
 import type { Fragment, Queryable, Sql } from "../../db/sql.ts";
 import { type EventRow, selectStoredColumns, storedColumnList, unnestEvents } from "./event-columns.ts";
-import { domainSuffixes, eventKey, type Flags, noFlags, type PoolEvent, sessionFirstFlags } from "./first-flags.ts";
+import {
+  type CountedEvent,
+  domainSuffixes,
+  type Flags,
+  type HeldEvent,
+  noFlags,
+  sameFlags,
+  takeFirsts,
+  urlScopeBits,
+} from "./first-flags.ts";
 
 /**
  * Writing events so that they are counted (sql/030, first-flags.ts). Deciding an
- * event's flags needs every stored event of its session, and no other write of the
- * session in between. So a write is one transaction:
+ * event's flags needs the stored events of its session that hold the flags it
+ * could take, and no other write of the session in between. So a write is one
+ * transaction:
  *
  * 1. the sessions' bounds (`session_bounds`): the earliest event time of each
  *    session, moved earlier when needed. Upserting the rows locks them, in session
  *    order, until commit: a concurrent write of the same session waits here.
- * 2. the stored events of those sessions, found through the bound. Sent with the
+ * 2. those flag holders of the sessions, found through the bound. Sent with the
  *    first statement (one round trip), it runs after it with a snapshot of its
  *    own, so it sees what a waited-for write committed.
  * 3. the flags, computed here; then one statement inserts the new events with
@@ -37,16 +47,22 @@ export function boundSessions(sql: Queryable, rows: readonly EventRow[]): Fragme
 
 const isoTime = (time: Date | string) => (typeof time === "string" ? time : time.toISOString());
 
-/** Epoch microseconds of a time given as a Date or as ISO 8601 text (rounded to microseconds, as PostgreSQL does). */
+/**
+ * Epoch microseconds of a time given as a Date or as ISO 8601 text, as PostgreSQL
+ * stores it: the fraction of a second read as a double, times a million, rounded
+ * half to even (ParseFractionalSecond).
+ */
 export function microseconds(time: Date | string): number {
   if (typeof time !== "string") return time.getTime() * 1000;
-  const fraction = /\.(\d+)/.exec(time)?.[1] ?? "";
+  const fraction = /\.(\d+)/.exec(time)?.[1];
   const whole = Date.parse(time.replace(/\.\d+/, ""));
-  const digits = `${fraction}0000000`;
-  return whole * 1000 + Math.round(Number(`${digits.slice(0, 6)}.${digits.slice(6, 7)}`));
+  if (fraction === undefined) return whole * 1000;
+  const scaled = Number(`0.${fraction}`) * 1_000_000;
+  const rounded = Math.abs(scaled % 1) === 0.5 ? 2 * Math.round(scaled / 2) : Math.round(scaled);
+  return whole * 1000 + rounded;
 }
 
-export interface StoredRow {
+interface StoredRow {
   time_us: string;
   event_id: string;
   org_id: string;
@@ -67,44 +83,57 @@ export const sessionsOf = (rows: readonly EventRow[]) => [
 ];
 
 /**
- * The stored events of these sessions, from their bound on. Sent after the bounds
- * statement of the transaction, it sees what a write it waited for committed.
+ * Stored events of these sessions, from their bound on: those holding a flag that
+ * events on `urls` could take (first-flags.ts), or, for a recount, all of them.
+ * Sent after the bounds statement of the transaction, it sees what a write it
+ * waited for committed.
  */
-export function storedEventsOf(sql: Queryable, sessionIds: readonly string[]): Promise<StoredRow[]> {
-  if (sessionIds.length === 0) return Promise.resolve([]);
-  return sql<StoredRow[]>`
+export async function storedEventsOf(
+  sql: Queryable,
+  sessionIds: readonly string[],
+  which: { flagsTakenBy: readonly (string | null)[] } | "all",
+): Promise<HeldEvent[]> {
+  if (sessionIds.length === 0) return [];
+  const holders =
+    which === "all"
+      ? sql``
+      : sql`AND ((first_in & ${~urlScopeBits}) <> 0 OR first_domain <> 0 OR first_domain_role <> 0
+                OR first_domain_reporter <> 0
+                OR ((first_in & ${urlScopeBits}) <> 0
+                    AND content_url = ANY (${[...new Set(which.flagsTakenBy.filter((url) => url !== null))]}::text[])))`;
+  const rows = await sql<StoredRow[]>`
     SELECT (extract(epoch FROM event_time) * 1000000)::bigint AS time_us, event_id, org_id, session_id, content_url,
            content_host, source_role, agent_id, first_in, first_domain, first_domain_role, first_domain_reporter
     FROM events
     WHERE session_id = ANY (${sessionIds}::uuid[])
-      AND event_time >= (SELECT min(events_from) FROM session_bounds WHERE session_id = ANY (${sessionIds}::uuid[]))`.execute();
+      AND event_time >= (SELECT min(events_from) FROM session_bounds WHERE session_id = ANY (${sessionIds}::uuid[]))
+      ${holders}`.execute();
+  return rows.map((row) => ({
+    timeUs: Number(row.time_us),
+    eventId: row.event_id,
+    orgId: row.org_id,
+    sessionId: row.session_id,
+    contentUrl: row.content_url,
+    contentHost: row.content_host,
+    sourceRole: row.source_role,
+    agentId: row.agent_id,
+    flags: {
+      firstIn: row.first_in,
+      firstDomain: row.first_domain,
+      firstDomainRole: row.first_domain_role,
+      firstDomainReporter: row.first_domain_reporter,
+    },
+  }));
 }
 
-const poolEventOf = (row: StoredRow): PoolEvent => ({
-  timeUs: Number(row.time_us),
-  eventId: row.event_id,
-  orgId: row.org_id,
-  sessionId: row.session_id,
-  contentUrl: row.content_url,
-  contentHost: row.content_host,
-  sourceRole: row.source_role,
-  agentId: row.agent_id,
-});
-
-const sameFlags = (a: Flags, row: StoredRow) =>
-  a.firstIn === row.first_in &&
-  a.firstDomain === row.first_domain &&
-  a.firstDomainRole === row.first_domain_role &&
-  a.firstDomainReporter === row.first_domain_reporter;
-
 /** One row per session, domain, role and reporter: the earliest time among `events` (session_domain_firsts). */
-function domainFirstsOf(events: readonly PoolEvent[]) {
-  const earliest = new Map<string, { domain: string; event: PoolEvent; timeUs: number }>();
+function domainFirstsOf(events: readonly CountedEvent[]) {
+  const earliest = new Map<string, { domain: string; event: CountedEvent }>();
   for (const event of events) {
     for (const { domain } of domainSuffixes(event.contentHost)) {
       const key = `${domain}|${event.sessionId}|${event.sourceRole}|${event.orgId}|${event.agentId ?? ""}`;
       const known = earliest.get(key);
-      if (!known || event.timeUs < known.timeUs) earliest.set(key, { domain, event, timeUs: event.timeUs });
+      if (!known || event.timeUs < known.event.timeUs) earliest.set(key, { domain, event });
     }
   }
   return [...earliest.values()].sort((a, b) =>
@@ -116,24 +145,40 @@ function domainFirstsOf(events: readonly PoolEvent[]) {
 const fromMicroseconds = (sql: Queryable, column: string) =>
   sql`timestamptz 'epoch' + ${sql(column)} * interval '1 microsecond'`;
 
+const eventKey = (event: Pick<CountedEvent, "orgId" | "eventId" | "timeUs">) =>
+  `${event.orgId}|${event.eventId}|${event.timeUs}`;
+
+/** The row's identity as `events` dedupes it (organisation, id, time): the keys storeCounted returns. */
+export const eventKeyOf = (row: EventRow) =>
+  eventKey({ orgId: row.orgId, eventId: row.eventId.toLowerCase(), timeUs: microseconds(row.eventTime) });
+
+/** What one counted write stores: new events with their flags, flags moved, hosts and domain firsts. */
+interface CountedWrite {
+  inserts: readonly EventRow[];
+  insertFlags: readonly Flags[];
+  moves: readonly { event: CountedEvent; flags: Flags }[];
+  domainFirsts: ReturnType<typeof domainFirstsOf>;
+  hosts: readonly string[];
+}
+
 /**
- * Writes `rows` counted, given the `stored` events of their sessions: those
- * already stored (a retry) are skipped, the others inserted with their flags;
- * flags a late event takes over are moved; new hosts and domain firsts are
- * recorded. Runs inside the caller's transaction, after the bounds of the rows'
- * sessions. Returns the events inserted.
+ * Writes `rows` counted, given the stored events `held` that hold the flags they
+ * could take (storedEventsOf): each new event is inserted with its flags (one
+ * already stored, a retry, is skipped), flags a late event takes over are moved,
+ * new hosts and domain firsts are recorded. Runs inside the caller's transaction,
+ * after the bounds of the rows' sessions. Returns the keys (eventKeyOf) of the
+ * events inserted.
  */
-export async function storeCounted(
+export function storeCounted(
   sql: Queryable,
   rows: readonly EventRow[],
-  stored: readonly StoredRow[],
-  options: { recount?: boolean } = {},
-): Promise<number> {
-  const storedKeys = new Set(stored.map((row) => eventKey(poolEventOf(row))));
-  const fresh: { row: EventRow; event: PoolEvent | null }[] = [];
+  held: readonly HeldEvent[],
+): Promise<Set<string>> {
+  const inserts: EventRow[] = [];
+  const arriving: CountedEvent[] = [];
   const seen = new Set<string>();
   for (const row of rows) {
-    const event: PoolEvent = {
+    const event: CountedEvent = {
       timeUs: microseconds(row.eventTime),
       eventId: row.eventId.toLowerCase(),
       orgId: row.orgId,
@@ -144,35 +189,42 @@ export async function storeCounted(
       agentId: row.agentId,
     };
     const key = eventKey(event);
-    if (storedKeys.has(key) || seen.has(key)) continue;
+    if (seen.has(key)) continue;
     seen.add(key);
-    fresh.push({ row, event: row.sessionId ? event : null });
+    inserts.push(row);
+    arriving.push(event);
   }
-  const freshEvents = fresh.flatMap((item) => (item.event ? [item.event] : []));
-  const flags = sessionFirstFlags([...stored.map(poolEventOf), ...freshEvents]);
-  const freshFlags = fresh.map((item) => (item.event ? (flags.get(eventKey(item.event)) ?? noFlags) : noFlags));
-  const moved = stored.filter((row) => !sameFlags(flags.get(eventKey(poolEventOf(row))) ?? noFlags, row));
-  const movedFlags = moved.map((row) => flags.get(eventKey(poolEventOf(row))) ?? noFlags);
-  // A recount rebuilds the domain firsts of everything stored; a write adds its new events'.
-  const domainFirsts = domainFirstsOf(options.recount ? stored.map(poolEventOf) : freshEvents);
-  const hosts = [...new Set(fresh.flatMap((item) => (item.row.contentHost ? [item.row.contentHost] : [])))].sort();
-  const freshRows = fresh.map((item) => item.row);
+  // Events outside any session are first in nothing.
+  const counted = arriving.filter((event) => event.sessionId !== "");
+  const { arrivingFlags, changed } = takeFirsts(held, counted);
+  const flagsByKey = new Map(counted.map((event, i) => [eventKey(event), arrivingFlags[i] as Flags]));
+  return applyWrite(sql, {
+    inserts,
+    insertFlags: arriving.map((event) => flagsByKey.get(eventKey(event)) ?? noFlags),
+    moves: changed,
+    domainFirsts: domainFirstsOf(counted),
+    hosts: [...new Set(inserts.flatMap((row) => (row.contentHost ? [row.contentHost] : [])))].sort(),
+  });
+}
 
-  const [result] = await sql<{ created: number }[]>`
+/** One statement for a counted write; returns the keys of the events it inserted. */
+async function applyWrite(sql: Queryable, write: CountedWrite): Promise<Set<string>> {
+  const { inserts, insertFlags, moves, domainFirsts, hosts } = write;
+  const [result] = await sql<{ inserted: [string, string, string][] | null }[]>`
     WITH inserted AS (
       INSERT INTO events (${storedColumnList(sql)}, first_in, first_domain, first_domain_role, first_domain_reporter)
       SELECT ${selectStoredColumns(sql, "n")}, n.first_in, n.first_domain, n.first_domain_role, n.first_domain_reporter
-      FROM ${unnestEvents(sql, freshRows, "n", [
-        { name: "first_in", arrayType: "smallint", values: freshFlags.map((f) => f.firstIn) },
-        { name: "first_domain", arrayType: "smallint", values: freshFlags.map((f) => f.firstDomain) },
-        { name: "first_domain_role", arrayType: "smallint", values: freshFlags.map((f) => f.firstDomainRole) },
-        { name: "first_domain_reporter", arrayType: "smallint", values: freshFlags.map((f) => f.firstDomainReporter) },
+      FROM ${unnestEvents(sql, inserts, "n", [
+        { name: "first_in", arrayType: "smallint", values: insertFlags.map((f) => f.firstIn) },
+        { name: "first_domain", arrayType: "smallint", values: insertFlags.map((f) => f.firstDomain) },
+        { name: "first_domain_role", arrayType: "smallint", values: insertFlags.map((f) => f.firstDomainRole) },
+        { name: "first_domain_reporter", arrayType: "smallint", values: insertFlags.map((f) => f.firstDomainReporter) },
       ])}
       ON CONFLICT DO NOTHING
-      RETURNING 1
+      RETURNING org_id, event_id, (extract(epoch FROM event_time) * 1000000)::bigint AS time_us
     )
     ${
-      moved.length > 0
+      moves.length > 0
         ? sql`, moved AS (
       UPDATE events e
       SET first_in = m.first_in, first_domain = m.first_domain, first_domain_role = m.first_domain_role,
@@ -180,14 +232,14 @@ export async function storeCounted(
       FROM (
         SELECT ${fromMicroseconds(sql, "time_us")} AS event_time, *
         FROM unnest(
-          ${moved.map((row) => Number(row.time_us))}::bigint[],
-          ${moved.map((row) => row.event_id)}::uuid[],
-          ${moved.map((row) => row.org_id)}::uuid[],
-          ${moved.map((row) => row.session_id)}::uuid[],
-          ${movedFlags.map((f) => f.firstIn)}::smallint[],
-          ${movedFlags.map((f) => f.firstDomain)}::smallint[],
-          ${movedFlags.map((f) => f.firstDomainRole)}::smallint[],
-          ${movedFlags.map((f) => f.firstDomainReporter)}::smallint[]
+          ${moves.map(({ event }) => event.timeUs)}::bigint[],
+          ${moves.map(({ event }) => event.eventId)}::uuid[],
+          ${moves.map(({ event }) => event.orgId)}::uuid[],
+          ${moves.map(({ event }) => event.sessionId)}::uuid[],
+          ${moves.map(({ flags }) => flags.firstIn)}::smallint[],
+          ${moves.map(({ flags }) => flags.firstDomain)}::smallint[],
+          ${moves.map(({ flags }) => flags.firstDomainRole)}::smallint[],
+          ${moves.map(({ flags }) => flags.firstDomainReporter)}::smallint[]
         ) AS m (time_us, event_id, org_id, session_id, first_in, first_domain, first_domain_role, first_domain_reporter)
       ) AS m
       WHERE e.session_id = m.session_id AND e.event_time = m.event_time AND e.event_id = m.event_id
@@ -208,7 +260,7 @@ export async function storeCounted(
       INSERT INTO session_domain_firsts AS d (domain, session_id, source_role, org_id, agent_id, first_seen)
       SELECT domain, session_id, source_role, org_id, agent_id, ${fromMicroseconds(sql, "time_us")}
       FROM unnest(
-        ${domainFirsts.map((first) => first.timeUs)}::bigint[],
+        ${domainFirsts.map((first) => first.event.timeUs)}::bigint[],
         ${domainFirsts.map((first) => first.domain)}::text[],
         ${domainFirsts.map((first) => first.event.sessionId)}::uuid[],
         ${domainFirsts.map((first) => first.event.sourceRole)}::text[],
@@ -220,8 +272,10 @@ export async function storeCounted(
     )`
         : sql``
     }
-    SELECT count(*)::int AS created FROM inserted`;
-  return result?.created ?? 0;
+    SELECT json_agg(json_build_array(org_id, event_id, time_us)) AS inserted FROM inserted`;
+  return new Set(
+    (result?.inserted ?? []).map(([orgId, eventId, timeUs]) => eventKey({ orgId, eventId, timeUs: Number(timeUs) })),
+  );
 }
 
 const deadlockDetected = "40P01";
@@ -245,13 +299,13 @@ export async function inWriteTransaction<T>(sql: Sql, write: (tx: Queryable) => 
  * Stores events counted, for writers other than ingest (bulk loads, fixtures): the
  * bounds, then the events, in one transaction. Returns the events inserted.
  */
-export function writeEvents(sql: Sql, rows: readonly EventRow[]): Promise<number> {
-  if (rows.length === 0) return Promise.resolve(0);
+export async function writeEvents(sql: Sql, rows: readonly EventRow[]): Promise<number> {
+  if (rows.length === 0) return 0;
   return inWriteTransaction(sql, async (tx) => {
     // Sent now, before the next statement (queries are otherwise sent when awaited).
     const bounded = boundSessions(tx, rows).execute();
-    const [, stored] = await Promise.all([bounded, storedEventsOf(tx, sessionsOf(rows))]);
-    return storeCounted(tx, rows, stored);
+    const held = storedEventsOf(tx, sessionsOf(rows), { flagsTakenBy: rows.map((row) => row.contentUrl) });
+    return (await storeCounted(tx, rows, (await Promise.all([bounded, held]))[1])).size;
   });
 }
 
@@ -275,10 +329,20 @@ export async function recountSessions(sql: Sql): Promise<number> {
         SELECT session_id, min(event_time) FROM events WHERE session_id = ANY (${ids}::uuid[])
         GROUP BY session_id ORDER BY session_id
         ON CONFLICT (session_id) DO UPDATE SET events_from = EXCLUDED.events_from`;
-      const stored = await storedEventsOf(tx, ids);
-      // Every stored event is new to the domain firsts: insert them as if fresh.
+      const stored = await storedEventsOf(tx, ids, "all");
       await tx`DELETE FROM session_domain_firsts WHERE session_id = ANY (${ids}::uuid[])`;
-      await storeCounted(tx, [], stored, { recount: true });
+      // Flags from scratch: every stored event as if it arrived, none holding any.
+      const { arrivingFlags } = takeFirsts([], stored);
+      await applyWrite(tx, {
+        inserts: [],
+        insertFlags: [],
+        moves: stored.flatMap((event, i) => {
+          const flags = arrivingFlags[i] as Flags;
+          return sameFlags(flags, event.flags) ? [] : [{ event, flags }];
+        }),
+        domainFirsts: domainFirstsOf(stored),
+        hosts: [],
+      });
       return ids.length;
     });
     if (done === 0) return recounted;

@@ -1,7 +1,6 @@
 /**
  * Which scopes each event is its session's first event in (DESIGN "Counting",
- * sql/030). Computed here for a pool that holds ALL events of its sessions: the
- * events a write brings and the ones its sessions already have.
+ * sql/030):
  *
  *   firstIn               bits, for scopes without a hierarchy:
  *                         1 URL · 2 (reporter, URL) · 4 (reporter, agent, URL)
@@ -15,10 +14,13 @@
  *                         subdomain holding the event, so one number says it for all.
  *
  * Within a scope the first event is the earliest; ties at one time are broken by
- * organisation, then event id, so exactly one event is first.
+ * organisation, then event id, so exactly one event of a session holds each
+ * scope's flag. Arriving events can only take flags away from stored ones, never
+ * give them: so a write needs, of its sessions' stored events, only the holders
+ * of the flags its events could take (event-store.ts reads just those).
  */
 
-export interface PoolEvent {
+export interface CountedEvent {
   /** Epoch microseconds (PostgreSQL's precision), for ordering. */
   timeUs: number;
   eventId: string;
@@ -37,11 +39,14 @@ export interface Flags {
   firstDomainReporter: number;
 }
 
+export interface HeldEvent extends CountedEvent {
+  flags: Flags;
+}
+
 export const noFlags: Flags = { firstIn: 0, firstDomain: 0, firstDomainRole: 0, firstDomainReporter: 0 };
 
-/** The pool event's identity: the dedupe key of `events` (organisation, id, time). */
-export const eventKey = (event: Pick<PoolEvent, "orgId" | "eventId" | "timeUs">) =>
-  `${event.orgId}|${event.eventId}|${event.timeUs}`;
+/** The first-in bits of the URL scopes: the ones a write can take only from events on its own URLs. */
+export const urlScopeBits = 1 | 2 | 4;
 
 /** The domains of a host for owner scopes: the host and each parent of at least two labels, with their label counts. */
 export function domainSuffixes(host: string | null): { labels: number; domain: string }[] {
@@ -50,81 +55,93 @@ export function domainSuffixes(host: string | null): { labels: number; domain: s
   return labels.slice(0, -1).map((_, i) => ({ labels: labels.length - i, domain: labels.slice(i).join(".") }));
 }
 
-function earlier(a: PoolEvent, b: PoolEvent): boolean {
+const domainFlagNames = ["firstDomain", "firstDomainRole", "firstDomainReporter"] as const;
+
+type Scope = { key: string; bit: number } | { key: string; flag: (typeof domainFlagNames)[number]; labels: number };
+
+/** Every scope the event belongs to, keyed within its session. */
+function scopesOf(event: CountedEvent): Scope[] {
+  const session = event.sessionId;
+  const reporter = `${event.orgId}|${event.agentId ?? ""}`;
+  const scopes: Scope[] = [
+    { key: `${session}|r|${event.orgId}`, bit: 8 },
+    { key: `${session}|a|${reporter}`, bit: 16 },
+    { key: `${session}|rr|${event.orgId}|${event.sourceRole}`, bit: 32 },
+    { key: `${session}|ar|${reporter}|${event.sourceRole}`, bit: 64 },
+  ];
+  if (event.contentUrl !== null) {
+    scopes.push(
+      { key: `${session}|u|${event.contentUrl}`, bit: 1 },
+      { key: `${session}|ru|${event.orgId}|${event.contentUrl}`, bit: 2 },
+      { key: `${session}|au|${reporter}|${event.contentUrl}`, bit: 4 },
+    );
+  }
+  for (const { labels, domain } of domainSuffixes(event.contentHost)) {
+    scopes.push(
+      { key: `${session}|d|${domain}`, flag: "firstDomain", labels },
+      { key: `${session}|dr|${domain}|${event.sourceRole}`, flag: "firstDomainRole", labels },
+      { key: `${session}|da|${domain}|${reporter}`, flag: "firstDomainReporter", labels },
+    );
+  }
+  return scopes;
+}
+
+/** The scopes whose flag the event holds. */
+const heldScopes = (event: HeldEvent) =>
+  scopesOf(event).filter((scope) =>
+    "bit" in scope
+      ? (event.flags.firstIn & scope.bit) !== 0
+      : event.flags[scope.flag] !== 0 && scope.labels >= event.flags[scope.flag],
+  );
+
+function earlier(a: CountedEvent, b: CountedEvent): boolean {
   if (a.timeUs !== b.timeUs) return a.timeUs < b.timeUs;
   if (a.orgId !== b.orgId) return a.orgId < b.orgId;
   return a.eventId < b.eventId;
 }
 
-const bits = {
-  url: 1,
-  reporterUrl: 2,
-  agentUrl: 4,
-  reporter: 8,
-  agent: 16,
-  reporterRole: 32,
-  agentRole: 64,
-} as const;
+/**
+ * The flags after `arriving` events join their sessions, given the stored events
+ * that hold the flags of every scope the arriving events are in (`held`, with their
+ * flags). Returns the arriving events' flags, in order, and the held events whose
+ * flags change. A recount passes every stored event of its sessions as arriving.
+ */
+export function takeFirsts(
+  held: readonly HeldEvent[],
+  arriving: readonly CountedEvent[],
+): { arrivingFlags: Flags[]; changed: { event: HeldEvent; flags: Flags }[] } {
+  const firsts = new Map<string, CountedEvent>();
+  const heldScopesOf = held.map(heldScopes);
+  held.forEach((event, i) => {
+    for (const scope of heldScopesOf[i] as Scope[]) firsts.set(scope.key, event);
+  });
+  const arrivingScopesOf = arriving.map(scopesOf);
+  arriving.forEach((event, i) => {
+    for (const { key } of arrivingScopesOf[i] as Scope[]) {
+      const known = firsts.get(key);
+      if (!known || earlier(event, known)) firsts.set(key, event);
+    }
+  });
 
-/** The flags of every event of the pool, by eventKey (events first in nothing get noFlags). */
-export function sessionFirstFlags(pool: readonly PoolEvent[]): Map<string, Flags> {
-  // The first event of each scope, keyed by session and scope.
-  const firsts = new Map<string, PoolEvent>();
-  const consider = (scope: string, event: PoolEvent) => {
-    const key = `${event.sessionId}|${scope}`;
-    const known = firsts.get(key);
-    if (!known || earlier(event, known)) firsts.set(key, event);
+  const flagsOf = (event: CountedEvent, scopes: Scope[]): Flags => {
+    const flags = { ...noFlags };
+    for (const scope of scopes) {
+      if (firsts.get(scope.key) !== event) continue;
+      if ("bit" in scope) flags.firstIn |= scope.bit;
+      // The coarsest domain: the smallest label count whose domain the event is first in.
+      else if (flags[scope.flag] === 0 || scope.labels < flags[scope.flag]) flags[scope.flag] = scope.labels;
+    }
+    return flags;
   };
-  const scopesOf = (event: PoolEvent) => {
-    const agent = event.agentId ?? "";
-    const scopes: [string, keyof typeof bits][] = [
-      [`r|${event.orgId}`, "reporter"],
-      [`a|${event.orgId}|${agent}`, "agent"],
-      [`rr|${event.orgId}|${event.sourceRole}`, "reporterRole"],
-      [`ar|${event.orgId}|${agent}|${event.sourceRole}`, "agentRole"],
-    ];
-    if (event.contentUrl !== null) {
-      scopes.push(
-        [`u|${event.contentUrl}`, "url"],
-        [`ru|${event.orgId}|${event.contentUrl}`, "reporterUrl"],
-        [`au|${event.orgId}|${agent}|${event.contentUrl}`, "agentUrl"],
-      );
-    }
-    return scopes;
-  };
-  const domainScopesOf = (event: PoolEvent) =>
-    domainSuffixes(event.contentHost).map(({ labels, domain }) => ({
-      labels,
-      owner: `d|${domain}`,
-      role: `dr|${domain}|${event.sourceRole}`,
-      reporter: `da|${domain}|${event.orgId}|${event.agentId ?? ""}`,
-    }));
-
-  for (const event of pool) {
-    for (const [scope] of scopesOf(event)) consider(scope, event);
-    for (const domain of domainScopesOf(event)) {
-      consider(domain.owner, event);
-      consider(domain.role, event);
-      consider(domain.reporter, event);
-    }
-  }
-
-  const isFirst = (scope: string, event: PoolEvent) => firsts.get(`${event.sessionId}|${scope}`) === event;
-  const flags = new Map<string, Flags>();
-  for (const event of pool) {
-    let firstIn = 0;
-    for (const [scope, bit] of scopesOf(event)) if (isFirst(scope, event)) firstIn |= bits[bit];
-    // The coarsest domain: the smallest label count whose domain the event is first in.
-    const coarsest = (current: number, labels: number) => (current === 0 ? labels : Math.min(current, labels));
-    let firstDomain = 0;
-    let firstDomainRole = 0;
-    let firstDomainReporter = 0;
-    for (const domain of domainScopesOf(event)) {
-      if (isFirst(domain.owner, event)) firstDomain = coarsest(firstDomain, domain.labels);
-      if (isFirst(domain.role, event)) firstDomainRole = coarsest(firstDomainRole, domain.labels);
-      if (isFirst(domain.reporter, event)) firstDomainReporter = coarsest(firstDomainReporter, domain.labels);
-    }
-    flags.set(eventKey(event), { firstIn, firstDomain, firstDomainRole, firstDomainReporter });
-  }
-  return flags;
+  const changed = held.flatMap((event, i) => {
+    const flags = flagsOf(event, heldScopesOf[i] as Scope[]);
+    return sameFlags(flags, event.flags) ? [] : [{ event, flags }];
+  });
+  return { arrivingFlags: arriving.map((event, i) => flagsOf(event, arrivingScopesOf[i] as Scope[])), changed };
 }
+
+export const sameFlags = (a: Flags, b: Flags) =>
+  a.firstIn === b.firstIn &&
+  a.firstDomain === b.firstDomain &&
+  a.firstDomainRole === b.firstDomainRole &&
+  a.firstDomainReporter === b.firstDomainReporter;

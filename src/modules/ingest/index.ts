@@ -17,7 +17,7 @@ import {
   SessionStartResponse,
 } from "./model.ts";
 import { ingestDocument } from "./pipeline.ts";
-import { endSession, writeIngest } from "./service.ts";
+import { endSession } from "./service.ts";
 
 const limitsText = `Limits: at most ${ingestLimits.maxEventsPerBatch} events per request; the body at most MAX_BODY_BYTES (default 5 MiB, 413 past it); URLs at most ${ingestLimits.maxUrlLength} characters, identifiers ${ingestLimits.maxIdLength}, an event's data ${ingestLimits.maxDataBytes} bytes, nesting ${ingestLimits.maxJsonDepth} levels; timestamps at most ${ingestLimits.maxFutureSkewMs / 60_000} minutes in the future.`;
 
@@ -41,7 +41,7 @@ export const ingestModule = (ctx: AppContext) =>
         const sessionId = crypto.randomUUID();
         const header = sessionHeader(sessionId, body);
         await ctx.ingestGate.run(() =>
-          writeIngest(ctx.sql, { orgId: principal.orgId, header, implicitSessions: [], events: [] }),
+          ctx.ingestWriter.write({ orgId: principal.orgId, header, implicitSessions: [], events: [] }),
         );
         return { session_id: sessionId };
       },
@@ -61,7 +61,7 @@ export const ingestModule = (ctx: AppContext) =>
     .post(
       "/events",
       async ({ body, principal }) => {
-        const result = await ctx.ingestGate.run(() => ingestDocument(ctx.sql, principal, body, "events"));
+        const result = await ctx.ingestGate.run(() => ingestDocument(ctx.ingestWriter, principal, body, "events"));
         return { status: "ok" as const, events_created: result.eventsCreated };
       },
       {
@@ -105,7 +105,7 @@ export const ingestModule = (ctx: AppContext) =>
     .post(
       "/sessions/bulk",
       async ({ body, principal }) => {
-        const result = await ctx.ingestGate.run(() => ingestDocument(ctx.sql, principal, body, "bulk"));
+        const result = await ctx.ingestGate.run(() => ingestDocument(ctx.ingestWriter, principal, body, "bulk"));
         return {
           session_id: result.sessionId as string,
           events_created: result.eventsCreated,

@@ -7,6 +7,7 @@ import { resolveClickTokens } from "../click-tokens/service.ts";
 import { type IngestDocument, readDocument } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
 import { type CheckedEvent, checkEvent } from "./event-rules.ts";
+import type { GroupWriter } from "./group-writer.ts";
 import type { PrivacyLevel } from "./model.ts";
 import {
   ForeignSessionError,
@@ -14,7 +15,6 @@ import {
   type ImplicitSession,
   SessionEndsBeforeStartError,
   sessionPrivacyLevels,
-  writeIngest,
 } from "./service.ts";
 import { stripTurn } from "./turn-privacy.ts";
 
@@ -53,15 +53,17 @@ class Refusal {
  * POST /events and POST /sessions/bulk: reads the document, applies every rule,
  * and stores it whole or not at all. Database work: one click-token lookup when
  * tokens are present, one lookup of stored session privacy levels when turn
- * objects arrive without a declared level, then one statement for sessions,
- * events and their session-first bookkeeping together.
+ * objects arrive without a declared level, then the write of sessions and
+ * events with their first-event flags, in a transaction it may share with
+ * requests arriving at the same time (group-writer.ts).
  */
 export async function ingestDocument(
-  sql: Sql,
+  writer: Pick<GroupWriter, "sql" | "write">,
   principal: Principal,
   body: unknown,
   format: "events" | "bulk",
 ): Promise<IngestResult> {
+  const { sql } = writer;
   const nowMs = Date.now();
   const refusal = new Refusal();
   const read = readDocument(body, format, nowMs);
@@ -103,7 +105,7 @@ export async function ingestDocument(
     events: rows,
   };
   try {
-    const eventsCreated = await writeIngest(sql, plan);
+    const eventsCreated = await writer.write(plan);
     return { sessionId: header?.id ?? null, eventsCreated, outcomeRecorded: header?.outcome != null };
   } catch (error) {
     if (error instanceof SessionEndsBeforeStartError) {

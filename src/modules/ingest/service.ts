@@ -2,7 +2,14 @@ import postgres from "postgres";
 import type { Queryable, Sql } from "../../db/sql.ts";
 import type { SessionHeader } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
-import { boundSessions, inWriteTransaction, sessionsOf, storeCounted, storedEventsOf } from "./event-store.ts";
+import {
+  boundSessions,
+  eventKeyOf,
+  inWriteTransaction,
+  sessionsOf,
+  storeCounted,
+  storedEventsOf,
+} from "./event-store.ts";
 import type { OutcomeValue, PrivacyLevel } from "./model.ts";
 
 /** A session named by events and created on first sight when it does not exist. */
@@ -34,34 +41,66 @@ export class SessionEndsBeforeStartError extends Error {
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
 /**
- * Claims every session the request names (creating unknown ones for the caller,
- * refusing ones owned by another organisation) and stores its events counted, in
- * one transaction of two statements sent together (event-store.ts): the claims,
- * the sessions' bounds and the guard that aborts everything when a claim fails;
- * then the events with their first-event flags. Returns the events inserted
- * (a retried event is skipped).
+ * The implicit sessions of plans written together, one per id: the earliest start,
+ * the first agent, manifest and parent given. Plans of two organisations naming one
+ * session cannot share a transaction (one of them is refused).
  */
-export async function writeIngest(sql: Sql, plan: WritePlan): Promise<number> {
-  const { orgId, header } = plan;
-  // Sessions are claimed in id order so that concurrent requests naming the same
+function implicitSessionsOf(plans: readonly WritePlan[]): (ImplicitSession & { orgId: string })[] {
+  const byId = new Map<string, ImplicitSession & { orgId: string }>();
+  for (const plan of plans) {
+    for (const session of plan.implicitSessions) {
+      const known = byId.get(session.id);
+      if (!known) {
+        byId.set(session.id, { ...session, orgId: plan.orgId });
+        continue;
+      }
+      if (known.orgId !== plan.orgId) throw new ForeignSessionError("two organisations name one session");
+      known.agentId ??= session.agentId;
+      known.manifestRef ??= session.manifestRef;
+      known.parentSessionId ??= session.parentSessionId;
+      if (session.startedAt < known.startedAt) known.startedAt = session.startedAt;
+    }
+  }
+  // Sessions are claimed in id order so that concurrent writes naming the same
   // sessions wait on each other in one order and never deadlock.
-  const implicit = [...plan.implicitSessions].sort((a, b) => (a.id < b.id ? -1 : 1));
+  return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+}
+
+/**
+ * Claims every session the plans name (creating unknown ones for their
+ * organisation, refusing ones owned by another) and stores their events counted,
+ * in one transaction of two statements, the first sent with the read it needs
+ * (event-store.ts): the claims, the sessions' bounds and the guard that aborts
+ * everything when a claim fails, with the stored flag holders; then the events
+ * with their first-event flags. Returns, for each plan, the events it inserted (a
+ * retried event is skipped; an event in two plans counts for the first).
+ *
+ * Several plans share a transaction only without a session header (GroupWriter).
+ */
+export async function writeIngest(sql: Sql, plans: readonly WritePlan[]): Promise<number[]> {
+  const header = plans.length === 1 ? (plans[0] as WritePlan).header : null;
+  if (plans.length > 1 && plans.some((plan) => plan.header)) throw new Error("plans with a header are written alone");
+  const implicit = implicitSessionsOf(plans);
   const expected = implicit.length + (header ? 1 : 0);
+  const events = plans.flatMap((plan) => plan.events);
   try {
-    return await inWriteTransaction(sql, async (tx) => {
-      const headerClaim = header ? tx`header_claim AS (${claimHeaderSession(tx, orgId, header)}),` : tx``;
+    const inserted = await inWriteTransaction(sql, async (tx) => {
+      const headerClaim = header
+        ? tx`header_claim AS (${claimHeaderSession(tx, (plans[0] as WritePlan).orgId, header)}),`
+        : tx``;
       const claims = tx<{ agents: Record<string, string | null> }[]>`
         WITH ${headerClaim}
         claimed AS (
           INSERT INTO sessions AS s (id, org_id, agent_id, started_at, manifest_ref, parent_session_id)
-          SELECT n.id, ${orgId}::uuid, n.agent_id, n.started_at, n.manifest_ref, n.parent_session_id
+          SELECT n.id, n.org_id, n.agent_id, n.started_at, n.manifest_ref, n.parent_session_id
           FROM unnest(
             ${implicit.map((s) => s.id)}::uuid[],
+            ${implicit.map((s) => s.orgId)}::uuid[],
             ${implicit.map((s) => s.agentId)}::text[],
             ${implicit.map((s) => iso(s.startedAt))}::timestamptz[],
             ${implicit.map((s) => s.manifestRef)}::text[],
             ${implicit.map((s) => s.parentSessionId)}::uuid[]
-          ) AS n (id, agent_id, started_at, manifest_ref, parent_session_id)
+          ) AS n (id, org_id, agent_id, started_at, manifest_ref, parent_session_id)
           ON CONFLICT (id) DO UPDATE
             SET agent_id = coalesce(s.agent_id, EXCLUDED.agent_id),
                 started_at = least(s.started_at, EXCLUDED.started_at)
@@ -71,23 +110,27 @@ export async function writeIngest(sql: Sql, plan: WritePlan): Promise<number> {
         owned AS (
           SELECT id, agent_id FROM claimed ${header ? tx`UNION ALL SELECT id, agent_id FROM header_claim` : tx``}
         ),
-        bounds AS (${boundSessions(tx, plan.events)})
+        bounds AS (${boundSessions(tx, events)})
         SELECT ingest_require_sessions((SELECT count(*) FROM owned), ${expected}) AS sessions_claimed,
                (SELECT coalesce(json_object_agg(id, agent_id), '{}') FROM owned) AS agents`;
-      if (plan.events.length === 0) {
+      if (events.length === 0) {
         await claims;
-        return 0;
+        return new Set<string>();
       }
-      // Sent together (queries are otherwise sent when awaited): the stored events
+      // Sent together (queries are otherwise sent when awaited): the flag holders
       // are read after the claims and bounds have locked the sessions.
-      const [[claimed], stored] = await Promise.all([claims.execute(), storedEventsOf(tx, sessionsOf(plan.events))]);
+      const held = storedEventsOf(tx, sessionsOf(events), { flagsTakenBy: events.map((row) => row.contentUrl) });
+      const [[claimed], stored] = await Promise.all([claims.execute(), held]);
       // An event without an agent takes its session's (the caller's own sessions only).
       const agents = claimed?.agents ?? {};
-      const rows = plan.events.map((row) =>
+      const rows = events.map((row) =>
         row.agentId === null && row.sessionId ? { ...row, agentId: agents[row.sessionId.toLowerCase()] ?? null } : row,
       );
       return storeCounted(tx, rows, stored);
     });
+    return plans.map((plan) =>
+      plan.events.reduce((created, row) => created + (inserted.delete(eventKeyOf(row)) ? 1 : 0), 0),
+    );
   } catch (error) {
     if (error instanceof postgres.PostgresError && error.code === "CT409") throw new ForeignSessionError(error.message);
     if (error instanceof postgres.PostgresError && error.constraint_name === "sessions_end_not_before_start") {

@@ -1,0 +1,128 @@
+import { describe, expect, test } from "bun:test";
+import type { Principal } from "../../src/core/caller.ts";
+import { GroupWriter } from "../../src/modules/ingest/group-writer.ts";
+import { ingestDocument } from "../../src/modules/ingest/pipeline.ts";
+import type { WritePlan } from "../../src/modules/ingest/service.ts";
+import { flagMismatches, storedFlags } from "../support/first-flags.ts";
+import { createTestOrg } from "../support/fixtures.ts";
+import { testRuntime } from "../support/runtime.ts";
+import { batch, validEvents } from "../support/telemetry-events.ts";
+
+async function agent(): Promise<Principal> {
+  const org = await createTestOrg({ type: "agent" });
+  return { keyId: "test", orgId: org.id, orgType: "agent", scopes: new Set(["telemetry:write"]), verifiedDomains: [] };
+}
+
+/**
+ * A writer of one transaction at a time, and a way to post through it in a set
+ * order: `post` resolves once the request has reached the writer. The first
+ * request's session is held by another transaction until `release`, so the
+ * requests posted after it queue behind it and share the next transaction.
+ */
+async function queuedWriter(principal: Principal) {
+  const { ctx } = await testRuntime();
+  const writer = new GroupWriter(ctx.sql, 1, 2000);
+  const blocked = crypto.randomUUID();
+  // On a server the write waits for the session's bound; the embedded engine's one connection is busy.
+  const holder = await ctx.sql.reserve();
+  await holder`BEGIN`;
+  await holder`INSERT INTO session_bounds (session_id, events_from) VALUES (${blocked}::uuid, now())`;
+  const results: Promise<number>[] = [];
+  const post = (sessionId: string, events: unknown[]) =>
+    new Promise<void>((arrived) => {
+      const counted = {
+        sql: ctx.sql,
+        write(plan: WritePlan) {
+          arrived();
+          return writer.write(plan);
+        },
+      };
+      results.push(
+        ingestDocument(counted, principal, sessionBatch(sessionId, events), "events").then(
+          (result) => result.eventsCreated,
+        ),
+      );
+    });
+  await post(blocked, [validEvents.retrieved("group.example.org")]);
+  return {
+    post,
+    /** Lets the first write go; the outcome of every request, in the order posted. */
+    async release() {
+      await holder`ROLLBACK`;
+      holder.release();
+      return Promise.allSettled(results);
+    },
+  };
+}
+
+const sessionBatch = (sessionId: string, events: unknown[]) => batch(events, { session_id: sessionId });
+
+/** The transactions that inserted an organisation's events (their xmin), with how many each inserted. */
+async function insertingTransactions(orgId: string): Promise<number[]> {
+  const { ctx } = await testRuntime();
+  // System columns such as xmin are readable only with TimescaleDB's transparent decompression off.
+  const rows = await ctx.sql.begin(async (tx) => {
+    await tx`SET LOCAL timescaledb.enable_transparent_decompression = off`;
+    return tx<{ events: number }[]>`
+      SELECT count(*)::int AS events FROM events WHERE org_id = ${orgId}::uuid GROUP BY xmin::text ORDER BY 1`;
+  });
+  return rows.map((row) => row.events);
+}
+
+const fulfilled = (outcomes: PromiseSettledResult<number>[]) =>
+  outcomes.map((outcome) => (outcome.status === "fulfilled" ? outcome.value : outcome.status));
+
+describe("group commit", () => {
+  test("requests arriving while a write runs share the next transaction, each acknowledged with its own count", async () => {
+    const reporter = await agent();
+    const writes = await queuedWriter(reporter);
+    for (const count of [2, 3, 4]) {
+      await writes.post(
+        crypto.randomUUID(),
+        Array.from({ length: count }, () => validEvents.retrieved("group.example.org")),
+      );
+    }
+    expect(fulfilled(await writes.release())).toEqual([1, 2, 3, 4]);
+    // The first alone; the three that queued behind it in one transaction.
+    expect(await insertingTransactions(reporter.orgId)).toEqual([1, 9]);
+    expect(flagMismatches(await storedFlags((await testRuntime()).ctx.sql, [reporter.orgId]))).toEqual([]);
+  });
+
+  test("an event in two requests of one transaction is stored once and counted for the first", async () => {
+    const reporter = await agent();
+    const writes = await queuedWriter(reporter);
+    const sessionId = crypto.randomUUID();
+    const shared = validEvents.retrieved("group.example.org");
+    await writes.post(sessionId, [shared, validEvents.cited("group.example.org", { source_role: "agent" })]);
+    await writes.post(sessionId, [shared]);
+    expect(fulfilled(await writes.release())).toEqual([1, 2, 0]);
+    expect(await insertingTransactions(reporter.orgId)).toEqual([1, 2]);
+  });
+
+  test("a refused request does not refuse the others it would have shared a transaction with", async () => {
+    const reporter = await agent();
+    const other = await agent();
+    const othersSession = crypto.randomUUID();
+    const { ctx } = await testRuntime();
+    await ingestDocument(
+      ctx.ingestWriter,
+      other,
+      sessionBatch(othersSession, [validEvents.retrieved("group.example.org")]),
+      "events",
+    );
+
+    const writes = await queuedWriter(reporter);
+    for (const sessionId of [crypto.randomUUID(), othersSession, crypto.randomUUID()]) {
+      await writes.post(sessionId, [validEvents.retrieved("group.example.org")]);
+    }
+    const outcomes = await writes.release();
+    expect(fulfilled(outcomes)).toEqual([1, 1, "rejected", 1]);
+    const refusal = (outcomes[2] as PromiseRejectedResult).reason as { status?: number };
+    expect(refusal.status).toBe(422);
+    // The shared transaction was rolled back and each request written alone: nothing of the refused one.
+    expect(await insertingTransactions(reporter.orgId)).toEqual([1, 1, 1]);
+    const [stored] = await ctx.sql<{ count: number }[]>`
+      SELECT count(*)::int AS count FROM events WHERE session_id = ${othersSession}::uuid`;
+    expect(stored?.count).toBe(1);
+  });
+});
