@@ -53,6 +53,8 @@ const ConfigSchema = T.Object({
    */
   RATE_LIMIT_INGEST_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 100 }),
   RATE_LIMIT_READ_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 20 }),
+  /** Click-manifest lookups (GET /ctx/{token}) per second per API key: each one is a guess at a token. */
+  RATE_LIMIT_CLICK_LOOKUP_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 5 }),
   RATE_LIMIT_CONTROL_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 10 }),
   RATE_LIMIT_PUBLIC_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 5 }),
   /** Failed credential lookups (401) per second per client address; past it, lookups are refused before the database. */

@@ -45,6 +45,10 @@ export const problemCodes = {
   oidc_provider_not_found: { status: 404, meaning: "no such sign-in provider is configured" },
   oidc_link_not_found: { status: 404, meaning: "the user has no account linked at that provider" },
   key_not_found: { status: 404, meaning: "the organisation has no such API key" },
+  click_token_not_found: {
+    status: 404,
+    meaning: "no click manifest for this token (unknown, expired, or its issuer does not share sessions)",
+  },
   access_request_not_found: { status: 404, meaning: "no such access request" },
   method_not_allowed: { status: 405, meaning: "the path answers other methods (`Allow`)" },
   conflict: { status: 409, meaning: "a record with the same identity already exists" },
@@ -58,6 +62,10 @@ export const problemCodes = {
   payload_too_large: { status: 413, meaning: "the body is larger than MAX_BODY_BYTES" },
   unsupported_media_type: { status: 415, meaning: "the body is not application/json" },
   validation_failed: { status: 422, meaning: "the input breaks the schema or a rule; `errors` names each field" },
+  foreign_click_token: {
+    status: 422,
+    meaning: "a standard ct_ click token of another issuer; resolve it at that issuer's ctx_resolution",
+  },
   invalid_text: { status: 422, meaning: "a text value contains a NUL character" },
   invalid_domain: { status: 422, meaning: "not a registrable host name (IPs, localhost, public suffixes)" },
   unknown_scope: { status: 422, meaning: "a scope that does not exist" },

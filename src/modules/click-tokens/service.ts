@@ -5,7 +5,7 @@ import type { Sql } from "../../db/sql.ts";
 export const clickTokenLifetimeDays = 90;
 
 /** Click tokens travel in outbound links (`?ctx=`); only their SHA-256 is stored. */
-const clickTokenPrefix = "ctx_";
+export const clickTokenPrefix = "ctx_";
 
 export interface IssuedClickToken {
   token: string;

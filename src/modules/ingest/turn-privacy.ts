@@ -45,3 +45,17 @@ export function stripTurn(turn: Record<string, unknown>, sessionLevel: PrivacyLe
   }
   return kept;
 }
+
+/**
+ * An event's `data` as a click manifest shows it at the session's level: the
+ * conversation-derived fields (the turn fields of standard 5.4) above that level
+ * are withheld, every other key is kept. `intent` withholds the raw query and
+ * response text; `minimal` keeps only token counts and the content URL arrays.
+ */
+export function withholdConversationFields(
+  data: Record<string, unknown>,
+  level: PrivacyLevel,
+): Record<string, unknown> {
+  const allowed = allowedFields[level];
+  return Object.fromEntries(Object.entries(data).filter(([key]) => !allFields.includes(key) || allowed.includes(key)));
+}
