@@ -1,6 +1,11 @@
 import type { AppContext } from "../context.ts";
 import { purgeExpiredSignIns } from "../modules/auth/purge.ts";
+import { deleteExpiredClickTokens } from "../modules/click-tokens/service.ts";
+import { type Expiry, scheduleExpiry } from "./expiry.ts";
 import { scheduleJob } from "./schedule.ts";
+
+/** Records that lapse, each swept by a job of its own on EXPIRY_SWEEP_CRON. */
+export const expiries: readonly Expiry[] = [{ name: "click-tokens", sweep: deleteExpiredClickTokens }];
 
 export interface Jobs {
   stop(): void;
@@ -13,6 +18,7 @@ export function startJobs(ctx: AppContext): Jobs {
       const deleted = await purgeExpiredSignIns(ctx.sql);
       if (deleted) log.info("purged expired sign-in records", { deleted });
     }),
+    ...expiries.map((expiry) => scheduleExpiry(ctx, ctx.config.EXPIRY_SWEEP_CRON, expiry)),
     ...ctx.db.maintenance.map((job) => scheduleJob(ctx, job.name, job.cron, (log) => job.run(ctx.sql, log))),
   ];
   return {

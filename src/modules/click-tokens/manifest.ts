@@ -1,7 +1,6 @@
+import { type PrivacyLevel, withholdConversationFields } from "../../core/privacy.ts";
 import { hashPresentedSecret } from "../../core/secrets.ts";
 import type { Sql } from "../../db/sql.ts";
-import type { PrivacyLevel } from "../ingest/model.ts";
-import { withholdConversationFields } from "../ingest/turn-privacy.ts";
 import { clickTokenPrefix } from "./service.ts";
 
 /** The event types a click manifest holds (interface spec "Click manifest"; standard 7.1 ctx_token resolution). */

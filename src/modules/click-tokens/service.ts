@@ -59,3 +59,22 @@ export async function resolveClickTokens(sql: Sql, raws: readonly string[]): Pro
   }
   return resolved;
 }
+
+/** Rows one statement of the sweep deletes, so that a large backlog never holds one long transaction. */
+const sweepBatch = 10_000;
+
+/**
+ * Deletes the tokens lapsed at `now` (the resolver and ingest already refuse them
+ * from expires_at on); returns how many. The expiry job's sweep (src/jobs/expiry.ts).
+ */
+export async function deleteExpiredClickTokens(sql: Sql, now: Date): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const batch = await sql`
+      DELETE FROM click_tokens WHERE token_hash IN (
+        SELECT token_hash FROM click_tokens WHERE expires_at <= ${now} LIMIT ${sweepBatch}
+      )`;
+    deleted += batch.count;
+    if (batch.count < sweepBatch) return deleted;
+  }
+}

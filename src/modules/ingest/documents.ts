@@ -1,6 +1,7 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { Static, TSchema } from "elysia";
 import { ingestLimits } from "../../core/ingest-limits.ts";
+import type { PrivacyLevel } from "../../core/privacy.ts";
 import type { FieldError } from "../../core/problem.ts";
 import { unsafeJsonValues } from "../../core/storable-json.ts";
 import { manifestRefProblem, parseTimestamp } from "../../core/wire-values.ts";
@@ -8,7 +9,6 @@ import type { EventInput } from "./event-rules.ts";
 import {
   EventBatchDocument,
   type Outcome,
-  type PrivacyLevel,
   SessionBulkRequest,
   SessionDocument,
   type SessionStartRequest,

@@ -1,5 +1,6 @@
 import type { Principal } from "../../core/caller.ts";
 import { isWithinDomain } from "../../core/hosts.ts";
+import { type PrivacyLevel, stripTurn } from "../../core/privacy.ts";
 import { type FieldError, invalid, problem } from "../../core/problem.ts";
 import { httpUrlHost } from "../../core/wire-values.ts";
 import type { Sql } from "../../db/sql.ts";
@@ -8,7 +9,6 @@ import { type IngestDocument, readDocument } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
 import { type CheckedEvent, checkEvent } from "./event-rules.ts";
 import type { GroupWriter } from "./group-writer.ts";
-import type { PrivacyLevel } from "./model.ts";
 import {
   ForeignSessionError,
   foreignSessionIds,
@@ -16,7 +16,6 @@ import {
   SessionEndsBeforeStartError,
   sessionPrivacyLevels,
 } from "./service.ts";
-import { stripTurn } from "./turn-privacy.ts";
 
 export interface IngestResult {
   sessionId: string | null;

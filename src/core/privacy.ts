@@ -1,4 +1,6 @@
-import { type PrivacyLevel, privacyLevels } from "./model.ts";
+/** Privacy levels of a session or turn (standard 5.5): how much of the conversation a recipient sees. */
+export const privacyLevels = ["full", "summary", "intent", "minimal"] as const;
+export type PrivacyLevel = (typeof privacyLevels)[number];
 
 const strictness: Record<PrivacyLevel, number> = { full: 0, summary: 1, intent: 2, minimal: 3 };
 
