@@ -74,6 +74,8 @@ const ConfigSchema = T.Object({
   INGEST_TRANSACTIONS: T.Integer({ minimum: 1, maximum: 100, default: 2 }),
   /** Cron pattern for deleting expired sign-in links, OAuth states and ended sessions. */
   SIGN_IN_PURGE_CRON: T.String({ minLength: 1, default: "17 * * * *" }),
+  /** Cron pattern for refetching participant manifests whose Cache-Control time has passed. */
+  MANIFEST_REFRESH_CRON: T.String({ minLength: 1, default: "*/5 * * * *" }),
   /** Cron pattern for sweeping lapsed records (click tokens past 90 days; src/jobs/expiry.ts). */
   EXPIRY_SWEEP_CRON: T.String({ minLength: 1, default: "*/10 * * * *" }),
 });
@@ -132,6 +134,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     "AGGREGATE_REFRESH_CRON",
     "SIGN_IN_PURGE_CRON",
     "EXPIRY_SWEEP_CRON",
+    "MANIFEST_REFRESH_CRON",
   ] as const) {
     try {
       new Cron(config[name], { paused: true }).stop();

@@ -49,6 +49,7 @@ export const problemCodes = {
     status: 404,
     meaning: "no click manifest for this token (unknown, expired, or its issuer does not share sessions)",
   },
+  manifest_not_found: { status: 404, meaning: "the organisation has registered no manifest" },
   access_request_not_found: { status: 404, meaning: "no such access request" },
   method_not_allowed: { status: 405, meaning: "the path answers other methods (`Allow`)" },
   conflict: { status: 409, meaning: "a record with the same identity already exists" },
@@ -65,6 +66,10 @@ export const problemCodes = {
   foreign_click_token: {
     status: 422,
     meaning: "a standard ct_ click token of another issuer; resolve it at that issuer's ctx_resolution",
+  },
+  manifest_unusable: {
+    status: 422,
+    meaning: "the manifest could not be fetched or breaks the standard (`manifest_status`, `detail` says why)",
   },
   invalid_text: { status: 422, meaning: "a text value contains a NUL character" },
   invalid_domain: { status: 422, meaning: "not a registrable host name (IPs, localhost, public suffixes)" },

@@ -1,6 +1,7 @@
 import type { AppContext } from "../context.ts";
 import { purgeExpiredSignIns } from "../modules/auth/purge.ts";
 import { deleteExpiredClickTokens } from "../modules/click-tokens/service.ts";
+import { refreshDueManifests } from "../modules/manifests/service.ts";
 import { type Expiry, scheduleExpiry } from "./expiry.ts";
 import { scheduleJob } from "./schedule.ts";
 
@@ -17,6 +18,10 @@ export function startJobs(ctx: AppContext): Jobs {
     scheduleJob(ctx, "sign-in-purge", ctx.config.SIGN_IN_PURGE_CRON, async (log) => {
       const deleted = await purgeExpiredSignIns(ctx.sql);
       if (deleted) log.info("purged expired sign-in records", { deleted });
+    }),
+    scheduleJob(ctx, "manifest-refresh", ctx.config.MANIFEST_REFRESH_CRON, async (log, tick) => {
+      const refreshed = await refreshDueManifests(ctx, tick);
+      if (refreshed) log.info("refetched participant manifests", { refreshed });
     }),
     ...expiries.map((expiry) => scheduleExpiry(ctx, ctx.config.EXPIRY_SWEEP_CRON, expiry)),
     ...ctx.db.maintenance.map((job) => scheduleJob(ctx, job.name, job.cron, (log) => job.run(ctx.sql, log))),

@@ -84,3 +84,6 @@ export async function removeDomain(sql: Queryable, orgId: string, domain: string
   >`DELETE FROM domains WHERE org_id = ${orgId}::uuid AND domain = ${domain} RETURNING *`;
   return row;
 }
+
+/** The outbound GET of domain verification, for other features that fetch from a participant's site. */
+export { getCapped } from "./probe.ts";

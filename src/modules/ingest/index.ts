@@ -5,6 +5,8 @@ import { invalid, problem } from "../../core/problem.ts";
 import { assertStorableJson } from "../../core/storable-json.ts";
 import { manifestRefProblem } from "../../core/wire-values.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { rawBodyOf } from "../../http/json-body.ts";
+import { signatureHeader, signatureStatusOf } from "../manifests/service.ts";
 import { outcomeValueProblem, sessionHeader } from "./documents.ts";
 import {
   EventsRequest,
@@ -28,8 +30,11 @@ const atomicText =
 // 422 can list every invalid event; they are shown to OpenAPI as the request body.
 const jsonBody = (schema: TSchema) => ({ required: true, content: { "application/json": { schema } } });
 
-export const ingestModule = (ctx: AppContext) =>
-  new Elysia({ name: "ingest", detail: { tags: ["Ingest"] } })
+export const ingestModule = (ctx: AppContext) => {
+  /** The request's signature header checked against the reporter's manifest (one query, only when signed). */
+  const signatureOf = (request: Request, orgId: string) =>
+    signatureStatusOf(ctx.sql, orgId, request.headers.get(signatureHeader), rawBodyOf(request), new Date());
+  return new Elysia({ name: "ingest", detail: { tags: ["Ingest"] } })
     .use(accessPlugin(ctx))
     .post(
       "/sessions/start",
@@ -60,8 +65,10 @@ export const ingestModule = (ctx: AppContext) =>
     )
     .post(
       "/events",
-      async ({ body, principal }) => {
-        const result = await ctx.ingestGate.run(() => ingestDocument(ctx.ingestWriter, principal, body, "events"));
+      async ({ body, principal, request }) => {
+        const result = await ctx.ingestGate.run(async () =>
+          ingestDocument(ctx.ingestWriter, principal, body, "events", await signatureOf(request, principal.orgId)),
+        );
         return { status: "ok" as const, events_created: result.eventsCreated };
       },
       {
@@ -104,8 +111,10 @@ export const ingestModule = (ctx: AppContext) =>
     )
     .post(
       "/sessions/bulk",
-      async ({ body, principal }) => {
-        const result = await ctx.ingestGate.run(() => ingestDocument(ctx.ingestWriter, principal, body, "bulk"));
+      async ({ body, principal, request }) => {
+        const result = await ctx.ingestGate.run(async () =>
+          ingestDocument(ctx.ingestWriter, principal, body, "bulk", await signatureOf(request, principal.orgId)),
+        );
         return {
           session_id: result.sessionId as string,
           events_created: result.eventsCreated,
@@ -122,3 +131,4 @@ export const ingestModule = (ctx: AppContext) =>
         },
       },
     );
+};

@@ -1,0 +1,10 @@
+/**
+ * What the service knows of a stored event's signature:
+ * - verified: the signature checks out under a live key of the reporter's manifest;
+ * - unverified: no signature, or the reporter has no valid manifest to check it with;
+ * - invalid: not a detached EdDSA JWS, or the signature does not match the body;
+ * - unknown_key: `kid` names no key of the reporter's manifest;
+ * - expired_key: the key's `expires` has passed.
+ */
+export const signatureStatuses = ["verified", "unverified", "invalid", "unknown_key", "expired_key"] as const;
+export type SignatureStatus = (typeof signatureStatuses)[number];
