@@ -54,7 +54,8 @@ describe("aggregate refresh job", () => {
     expect(upkeep).toEqual(db.kind === "embedded" ? ["refresh-aggregates", "events-compression"] : []);
     const jobs = startJobs(ctx);
     try {
-      expect(scheduledJobs.map((job) => job.name).sort()).toEqual(["sign-in-purge", ...upkeep].sort());
+      const own = ["sign-in-purge", "manifest-refresh", "expire-click-tokens"];
+      expect(scheduledJobs.map((job) => job.name).sort()).toEqual([...own, ...upkeep].sort());
     } finally {
       jobs.stop();
     }
