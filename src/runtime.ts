@@ -1,6 +1,6 @@
 import type { Config } from "./config.ts";
-import { ingestLimits } from "./core/ingest-limits.ts";
 import type { AppContext } from "./context.ts";
+import { ingestLimits } from "./core/ingest-limits.ts";
 import { type Database, openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { AdmissionGate } from "./http/admission.ts";

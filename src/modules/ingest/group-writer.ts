@@ -68,11 +68,14 @@ export class GroupWriter {
         this.sql,
         group.map((pending) => pending.plan),
       );
-      group.forEach((pending, i) => pending.resolve(created[i] as number));
+      for (const [i, pending] of group.entries()) pending.resolve(created[i] as number);
     } catch (error) {
       if (group.length === 1) return (group[0] as Pending).reject(error);
       for (const pending of group) {
-        await writeIngest(this.sql, [pending.plan]).then(([created]) => pending.resolve(created as number), pending.reject);
+        await writeIngest(this.sql, [pending.plan]).then(
+          ([created]) => pending.resolve(created as number),
+          pending.reject,
+        );
       }
     }
   }
