@@ -161,14 +161,30 @@ async function onDiskMegabytes(): Promise<number> {
   return Number(row?.bytes) / 1024 / 1024;
 }
 
+/**
+ * A bulk load of a whole year invalidates every bucket of every aggregate, so a
+ * server's refresh policies (every minute for hourly buckets) would re-materialise
+ * the year again and again while it runs, and its compression policy would
+ * compress chunks still being written. As TimescaleDB advises for backfills, the
+ * policies are paused during the load; the aggregates are refreshed and the old
+ * chunks compressed once after it.
+ */
+async function policiesScheduled(scheduled: boolean): Promise<void> {
+  await sql`
+    SELECT alter_job(job_id, scheduled => ${scheduled}) FROM timescaledb_information.jobs
+    WHERE proc_name IN ('policy_refresh_continuous_aggregate', 'policy_compression')`;
+}
+
 const previous = values.reuse ? await previousDataSet() : undefined;
 const loadStarted = performance.now();
+await policiesScheduled(false);
 const { ownerId, end, loaded } = previous ?? (await loadDataSet());
 const loadSeconds = (performance.now() - loadStarted) / 1000;
 progress("refreshing the continuous aggregates");
 const refreshStarted = performance.now();
 await refreshAggregates(sql);
 const refreshSeconds = (performance.now() - refreshStarted) / 1000;
+await policiesScheduled(true);
 const uncompressedMb = await onDiskMegabytes();
 progress("compressing chunks older than the compression policy's 30 days");
 const compressStarted = performance.now();
