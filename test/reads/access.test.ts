@@ -67,7 +67,7 @@ describe("content-owner read access", () => {
     await expectForbidden(owner.key, "domain=example.com", "domain_not_bound");
   });
 
-  test("domain is matched in canonical form (case, trailing dot, IDN); a value that is no host name is 422", async () => {
+  test("domain is matched in canonical form (case, trailing dot, IDN); a value that is no host name is 400", async () => {
     const { ctx } = await testRuntime();
     const { owner, reporter } = await ownerWithEvents();
     await insertEvents(ctx.sql, [
@@ -90,7 +90,7 @@ describe("content-owner read access", () => {
       const res = await call("GET", `/content-owners/events?domain=${domain}`, { key: owner.key });
       expect({ domain, status: res.status, fields: res.body.errors?.map((e: { path: string }) => e.path) }).toEqual({
         domain,
-        status: 422,
+        status: 400,
         fields: ["/domain"],
       });
     }
