@@ -25,6 +25,7 @@ export function buildContext(
     ingestGate: new AdmissionGate(config.INGEST_CONCURRENCY, config.INGEST_QUEUE, config.INGEST_QUEUE_WAIT_MS),
     mailer: createMailer(config, db.sql, log),
     domainProbe: systemDomainProbe,
+    clock: () => new Date(),
   };
 }
 
