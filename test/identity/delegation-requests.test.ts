@@ -127,6 +127,23 @@ describe("POST /delegation-requests", () => {
     expect(await outboxOf(owner.id)).toEqual([]);
   });
 
+  test("a missing or unknown key is 401, a key without identity:write 403, and nothing is filed", async () => {
+    const owner = await contentOwner();
+    const platform = await partner();
+    const body = { domain: owner.domain };
+    const none = await callIdentity("POST", path, { body });
+    expect([none.status, none.body.code]).toEqual([401, "unauthorized"]);
+    const unknown = await callIdentity("POST", path, { key: `svc_pk_${"x".repeat(43)}`, body });
+    expect([unknown.status, unknown.body.code]).toEqual([401, "unauthorized"]);
+    const readOnly = await callIdentity("POST", path, { key: platform.key, body });
+    expect([readOnly.status, readOnly.body.code, readOnly.body.required_scope]).toEqual([
+      403,
+      "missing_scope",
+      "identity:write",
+    ]);
+    expect(await requestsFiledBy(platform.id)).toEqual([]);
+  });
+
   test("a content owner files no requests, for its own domain or any other (403)", async () => {
     const owner = await contentOwner();
     const other = await contentOwner();
