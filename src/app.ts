@@ -8,6 +8,7 @@ import { accessRequestsModule } from "./modules/access-requests/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
 import { clickTokensModule } from "./modules/click-tokens/index.ts";
+import { delegationsModule } from "./modules/delegations/index.ts";
 import { domainsModule } from "./modules/domains/index.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { ingestModule } from "./modules/ingest/index.ts";
@@ -45,6 +46,7 @@ export function createApp(ctx: AppContext) {
     .use(membersModule(ctx))
     .use(partnersModule(ctx))
     .use(settingsModule(ctx))
+    .use(delegationsModule(ctx))
     .use(resolveModule(ctx));
   index = { allowedMethods: routeMethodIndex(app.routes), accessOf: accessIndex(app.routes) };
   routes = () => app.routes;

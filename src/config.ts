@@ -72,6 +72,8 @@ const ConfigSchema = T.Object({
   INGEST_TRANSACTIONS: T.Integer({ minimum: 1, maximum: 100, default: 2 }),
   /** Cron pattern for deleting expired sign-in links, OAuth states and ended sessions. */
   SIGN_IN_PURGE_CRON: T.String({ minLength: 1, default: "17 * * * *" }),
+  /** Cron pattern for marking delegation requests expired 30 days after they were filed. */
+  DELEGATION_REQUEST_EXPIRY_CRON: T.String({ minLength: 1, default: "23 * * * *" }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -123,7 +125,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration: ${variable} ${first.message} (got ${JSON.stringify(raw[variable])})`);
   }
   const config = converted as Config;
-  for (const name of ["EVENTS_COMPRESSION_CRON", "AGGREGATE_REFRESH_CRON", "SIGN_IN_PURGE_CRON"] as const) {
+  const crons = [
+    "EVENTS_COMPRESSION_CRON",
+    "AGGREGATE_REFRESH_CRON",
+    "SIGN_IN_PURGE_CRON",
+    "DELEGATION_REQUEST_EXPIRY_CRON",
+  ] as const;
+  for (const name of crons) {
     try {
       new Cron(config[name], { paused: true }).stop();
     } catch (error) {

@@ -25,4 +25,6 @@ export interface AppContext {
   mailer: Mailer;
   /** DNS and HTTPS as domain verification sees them (replaced in tests). */
   domainProbe: DomainProbe;
+  /** The time decisions are made at, such as whether a delegation request has expired (set in tests). */
+  clock: () => Date;
 }

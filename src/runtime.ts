@@ -28,6 +28,7 @@ export function buildContext(
     ingestWriter: new GroupWriter(db.sql, config.INGEST_TRANSACTIONS, 2 * ingestLimits.maxEventsPerBatch),
     mailer: createMailer(config, db.sql, log),
     domainProbe: systemDomainProbe,
+    clock: () => new Date(),
   };
 }
 

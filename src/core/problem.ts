@@ -1,6 +1,9 @@
 /**
  * Every error the service answers with: a closed set of stable, machine-readable
- * codes, each with one HTTP status. Services throw `problem(code, …)`; the HTTP
+ * codes, each with one HTTP status. Bad input (a request wrong in itself: its
+ * shape, types, formats, bounds or values) is 400; 422 is for a well-formed request
+ * that the current state refuses (a challenge not published, an organisation of the
+ * wrong type). Services throw `problem(code, …)`; the HTTP
  * layer turns it into RFC 9457 problem+json (src/http/errors.ts). The codes are
  * listed in the OpenAPI document and the README (a test checks both).
  */
@@ -9,6 +12,10 @@ export const problemCodes = {
   malformed_body: { status: 400, meaning: "the body could not be parsed" },
   empty_body: { status: 400, meaning: "a JSON body is required and none was sent" },
   invalid_utf8: { status: 400, meaning: "the body is not valid UTF-8" },
+  validation_failed: { status: 400, meaning: "the input breaks the schema or a rule; `errors` names each field" },
+  invalid_text: { status: 400, meaning: "a text value contains a NUL character" },
+  invalid_domain: { status: 400, meaning: "not a registrable host name (IPs, localhost, public suffixes)" },
+  unknown_scope: { status: 400, meaning: "a scope that does not exist" },
   unauthorized: { status: 401, meaning: "the API key or session is missing, unknown, revoked or expired" },
   missing_scope: { status: 403, meaning: "the API key lacks the scope the route needs (`required_scope`)" },
   session_required: { status: 403, meaning: "the route needs a signed-in user's session, not an API key" },
@@ -46,6 +53,9 @@ export const problemCodes = {
   oidc_link_not_found: { status: 404, meaning: "the user has no account linked at that provider" },
   key_not_found: { status: 404, meaning: "the organisation has no such API key" },
   access_request_not_found: { status: 404, meaning: "no such access request" },
+  verified_domain_not_found: { status: 404, meaning: "no organisation has verified the domain (or a parent of it)" },
+  delegation_not_found: { status: 404, meaning: "the organisation granted no such delegation" },
+  delegation_request_not_found: { status: 404, meaning: "no such delegation request addressed to the organisation" },
   method_not_allowed: { status: 405, meaning: "the path answers other methods (`Allow`)" },
   conflict: { status: 409, meaning: "a record with the same identity already exists" },
   domain_taken: { status: 409, meaning: "another organisation holds the domain verified" },
@@ -54,15 +64,16 @@ export const problemCodes = {
   invite_exists: { status: 409, meaning: "the address already has an open invitation" },
   invite_claimed: { status: 409, meaning: "the invitation was already claimed" },
   already_reviewed: { status: 409, meaning: "the access request was already reviewed" },
+  delegation_exists: { status: 409, meaning: "the pair already has an active delegation" },
+  delegation_request_pending: { status: 409, meaning: "a delegation request for the pair is already pending" },
+  delegation_request_resolved: { status: 409, meaning: "the delegation request was already approved or denied" },
   invite_expired: { status: 410, meaning: "the invitation has expired" },
+  delegation_request_expired: { status: 410, meaning: "the delegation request expired (30 days after it was filed)" },
   payload_too_large: { status: 413, meaning: "the body is larger than MAX_BODY_BYTES" },
   unsupported_media_type: { status: 415, meaning: "the body is not application/json" },
-  validation_failed: { status: 422, meaning: "the input breaks the schema or a rule; `errors` names each field" },
-  invalid_text: { status: 422, meaning: "a text value contains a NUL character" },
-  invalid_domain: { status: 422, meaning: "not a registrable host name (IPs, localhost, public suffixes)" },
-  unknown_scope: { status: 422, meaning: "a scope that does not exist" },
   verification_failed: { status: 422, meaning: "the domain's challenge was not found (`detail` says what)" },
   not_a_platform: { status: 422, meaning: "only platform organisations can be trusted partners" },
+  invalid_grantee: { status: 422, meaning: "a delegation's grantee must be a platform or agent organisation" },
   setting_not_applicable: { status: 422, meaning: "the setting does not apply to this organisation type" },
   organization_required: { status: 422, meaning: "name the organisation with org_id" },
   rate_limited: { status: 429, meaning: "a rate limit is reached (`limit_class`, `Retry-After`)" },
@@ -129,7 +140,7 @@ export function problem(
   return new ProblemError(code, detail, extensions, headers);
 }
 
-/** Input that breaks a rule: 422 naming each failing field in `errors`. */
+/** Input that breaks a rule: 400 (unless `code` says otherwise) naming each failing field in `errors`. */
 export function invalid(
   detail: string,
   errors: FieldError[],

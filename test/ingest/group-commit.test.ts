@@ -118,7 +118,7 @@ describe("group commit", () => {
     const outcomes = await writes.release();
     expect(fulfilled(outcomes)).toEqual([1, 1, "rejected", 1]);
     const refusal = (outcomes[2] as PromiseRejectedResult).reason as { status?: number };
-    expect(refusal.status).toBe(422);
+    expect(refusal.status).toBe(400);
     // The shared transaction was rolled back and each request written alone: nothing of the refused one.
     expect(await insertingTransactions(reporter.orgId)).toEqual([1, 1, 1]);
     const [stored] = await ctx.sql<{ count: number }[]>`

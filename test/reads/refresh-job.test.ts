@@ -48,13 +48,15 @@ describe("aggregate refresh job", () => {
     expect(Number(row?.n)).toBe(2);
   });
 
-  test("the service schedules the engine's upkeep: stand-ins on the embedded engine, none on a server", async () => {
+  test("the service schedules its jobs and the engine's upkeep: stand-ins on the embedded engine, none on a server", async () => {
     const { ctx, db } = await testRuntime();
     const upkeep = db.maintenance.map((job) => job.name);
     expect(upkeep).toEqual(db.kind === "embedded" ? ["refresh-aggregates", "events-compression"] : []);
     const jobs = startJobs(ctx);
     try {
-      expect(scheduledJobs.map((job) => job.name).sort()).toEqual(["sign-in-purge", ...upkeep].sort());
+      expect(scheduledJobs.map((job) => job.name).sort()).toEqual(
+        ["sign-in-purge", "delegation-request-expiry", ...upkeep].sort(),
+      );
     } finally {
       jobs.stop();
     }

@@ -22,10 +22,10 @@ import { endSession } from "./service.ts";
 const limitsText = `Limits: at most ${ingestLimits.maxEventsPerBatch} events per request; the body at most MAX_BODY_BYTES (default 5 MiB, 413 past it); URLs at most ${ingestLimits.maxUrlLength} characters, identifiers ${ingestLimits.maxIdLength}, an event's data ${ingestLimits.maxDataBytes} bytes, nesting ${ingestLimits.maxJsonDepth} levels; timestamps at most ${ingestLimits.maxFutureSkewMs / 60_000} minutes in the future.`;
 
 const atomicText =
-  "A request with any invalid event is refused whole with 422 (`errors` lists each failing field by path such as /events/3/type, `invalid_events` the indexes); nothing of it is stored. An event id already stored for the reporting organisation (same id and timestamp) is skipped and not counted, so retries are safe.";
+  "A request with any invalid event is refused whole with 400 (`errors` lists each failing field by path such as /events/3/type, `invalid_events` the indexes); nothing of it is stored. An event id already stored for the reporting organisation (same id and timestamp) is skipped and not counted, so retries are safe.";
 
 // The documents' own models are applied per event inside the pipeline so that one
-// 422 can list every invalid event; they are shown to OpenAPI as the request body.
+// 400 can list every invalid event; they are shown to OpenAPI as the request body.
 const jsonBody = (schema: TSchema) => ({ required: true, content: { "application/json": { schema } } });
 
 export const ingestModule = (ctx: AppContext) =>
