@@ -54,9 +54,11 @@ describe("aggregate refresh job", () => {
     expect(upkeep).toEqual(db.kind === "embedded" ? ["refresh-aggregates", "events-compression"] : []);
     const jobs = startJobs(ctx);
     try {
-      expect(scheduledJobs.map((job) => job.name).sort()).toEqual(["sign-in-purge", ...upkeep].sort());
+      expect(scheduledJobs.map((job) => job.name).sort()).toEqual(
+        ["sign-in-purge", "webhook-sweep", "webhook-purge", ...upkeep].sort(),
+      );
     } finally {
-      jobs.stop();
+      await jobs.stop();
     }
     expect(scheduledJobs).toEqual([]);
   });
