@@ -55,7 +55,9 @@ CREATE TABLE webhook_deliveries (
   UNIQUE (endpoint_id, event_id),
   CHECK ((status = 'pending') = (next_attempt_at IS NOT NULL))
 );
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE status = 'pending';
+-- The sweep reads each endpoint's oldest due deliveries in order, and counts those in flight.
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at, id) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (endpoint_id) WHERE leased_until IS NOT NULL;
 CREATE INDEX webhook_deliveries_listed ON webhook_deliveries (endpoint_id, created_at DESC, id);
 CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (created_at) WHERE status <> 'pending';
 

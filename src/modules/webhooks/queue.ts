@@ -91,7 +91,7 @@ export async function claimDue(sql: Queryable, options: ClaimOptions): Promise<C
       FROM webhook_endpoints e
       CROSS JOIN LATERAL (
         SELECT count(*)::int AS n FROM webhook_deliveries x
-        WHERE x.endpoint_id = e.id AND x.status = 'pending' AND x.leased_until > ${now}
+        WHERE x.endpoint_id = e.id AND x.leased_until IS NOT NULL AND x.leased_until > ${now}
       ) busy
       CROSS JOIN LATERAL (
         SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
@@ -102,12 +102,15 @@ export async function claimDue(sql: Queryable, options: ClaimOptions): Promise<C
       ) c
       WHERE e.status = 'active' AND e.secret_key_id = ${options.keyId}
         AND (e.paused_until IS NULL OR e.paused_until <= ${now})
+    ), ordered AS (
+      SELECT coalesce(array_agg(id ORDER BY slot, failing, next_attempt_at, id), '{}') AS ids FROM candidates
     ), locked AS (
       -- The limit applies after SKIP LOCKED, so rows another sweeper is taking are passed over, not counted.
-      SELECT d.id FROM webhook_deliveries d JOIN candidates c USING (id)
-      WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
+      SELECT d.id FROM webhook_deliveries d
+      WHERE d.id = ANY ((SELECT ids FROM ordered)::uuid[])
+        AND d.status = 'pending' AND d.next_attempt_at <= ${now}
         AND (d.leased_until IS NULL OR d.leased_until <= ${now})
-      ORDER BY c.slot, c.failing, c.next_attempt_at, d.id
+      ORDER BY array_position((SELECT ids FROM ordered), d.id)
       LIMIT ${options.limit}
       FOR UPDATE OF d SKIP LOCKED
     )
@@ -143,11 +146,12 @@ export interface DisabledEndpoint {
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
 /**
- * Records a batch of attempts in one transaction: the attempt log, each
+ * Records a batch of attempts, in one statement: the attempt log, each
  * delivery's next state (delivered, retry at the schedule's time, or dead after
- * the 8th; only while this sweeper still holds its lease), each endpoint's health
- * (last success, failing since, paused after no answer), and disables endpoints
- * failing since before `disableBefore`, dropping their pending deliveries.
+ * the 8th; only while this sweeper still holds its lease), and each endpoint's
+ * health (last success, failing since, paused after no answer). Endpoints that
+ * have been failing since before `disableBefore` are then disabled, their pending
+ * deliveries dropped and the change audited (a second transaction, rarely needed).
  */
 export async function recordAttempts(
   sql: Sql,
@@ -157,58 +161,67 @@ export async function recordAttempts(
   if (records.length === 0) return [];
   const next = records.map((r) => afterAttempt(r.attemptsBefore, r.outcome.succeeded, r.attemptedAt));
   const health = endpointHealth(records, options.pauseMs);
-  return sql.begin(async (tx) => {
-    await tx`
-      INSERT INTO webhook_attempts
-        (delivery_id, attempted_at, succeeded, status_code, latency_ms, error, response_sample)
-      SELECT a.* FROM unnest(
+  const endpoints = await sql<{ id: string; overdue: boolean }[]>`
+    WITH r AS (
+      SELECT * FROM unnest(
         ${records.map((r) => r.deliveryId)}::uuid[],
+        ${records.map((r) => r.leaseId)}::uuid[],
         ${records.map((r) => r.attemptedAt.toISOString())}::timestamptz[],
         -- postgres.js cannot send a boolean array; text casts exactly.
         ${records.map((r) => (r.outcome.succeeded ? "t" : "f"))}::text[]::boolean[],
         ${records.map((r) => r.outcome.statusCode)}::int[],
         ${records.map((r) => r.outcome.latencyMs)}::int[],
         ${records.map((r) => r.outcome.error?.slice(0, 300) ?? null)}::text[],
-        ${records.map((r) => r.outcome.responseSample)}::text[]
-      ) AS a (delivery_id, attempted_at, succeeded, status_code, latency_ms, error, response_sample)
+        ${records.map((r) => r.outcome.responseSample)}::text[],
+        ${next.map((n) => n.status)}::text[],
+        ${next.map((n) => n.attemptCount)}::int[],
+        ${next.map((n) => iso(n.nextAttemptAt))}::timestamptz[],
+        ${next.map((n) => iso(n.deliveredAt))}::timestamptz[]
+      ) AS r (id, lease_id, attempted_at, succeeded, status_code, latency_ms, error, response_sample,
+              status, attempt_count, next_attempt_at, delivered_at)
+    ), logged AS (
+      INSERT INTO webhook_attempts
+        (delivery_id, attempted_at, succeeded, status_code, latency_ms, error, response_sample)
+      SELECT r.id, r.attempted_at, r.succeeded, r.status_code, r.latency_ms, r.error, r.response_sample FROM r
       -- A delivery deleted meanwhile (its organisation was) has no log to add to.
-      WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = a.delivery_id)`;
-    await tx`
+      WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = r.id)
+    ), moved AS (
       UPDATE webhook_deliveries d SET
         status = r.status, attempt_count = r.attempt_count, next_attempt_at = r.next_attempt_at,
         delivered_at = r.delivered_at, last_attempt_at = r.attempted_at, last_status_code = r.status_code,
         last_error = r.error, leased_until = NULL, lease_id = NULL
-      FROM unnest(
-        ${records.map((r) => r.deliveryId)}::uuid[],
-        ${records.map((r) => r.leaseId)}::uuid[],
-        ${next.map((n) => n.status)}::text[],
-        ${next.map((n) => n.attemptCount)}::int[],
-        ${next.map((n) => iso(n.nextAttemptAt))}::timestamptz[],
-        ${next.map((n) => iso(n.deliveredAt))}::timestamptz[],
-        ${records.map((r) => r.attemptedAt.toISOString())}::timestamptz[],
-        ${records.map((r) => r.outcome.statusCode)}::int[],
-        ${records.map((r) => r.outcome.error?.slice(0, 300) ?? null)}::text[]
-      ) AS r (id, lease_id, status, attempt_count, next_attempt_at, delivered_at, attempted_at, status_code, error)
-      WHERE d.id = r.id AND d.lease_id = r.lease_id AND d.status = 'pending'`;
-    await tx`
-      UPDATE webhook_endpoints e SET
-        last_success_at = coalesce(h.last_success, e.last_success_at),
-        failing_since = CASE WHEN h.last_success IS NOT NULL THEN h.first_failure
-                             ELSE coalesce(e.failing_since, h.first_failure) END,
-        paused_until = h.paused_until
-      FROM unnest(
-        ${health.map((h) => h.endpointId)}::uuid[],
-        ${health.map((h) => iso(h.lastSuccess))}::timestamptz[],
-        ${health.map((h) => iso(h.firstFailure))}::timestamptz[],
-        ${health.map((h) => iso(h.pausedUntil))}::timestamptz[]
-      ) AS h (id, last_success, first_failure, paused_until)
-      WHERE e.id = h.id`;
+      FROM r
+      WHERE d.id = r.id AND d.lease_id = r.lease_id AND d.status = 'pending'
+    )
+    UPDATE webhook_endpoints e SET
+      last_success_at = coalesce(h.last_success, e.last_success_at),
+      failing_since = CASE WHEN h.last_success IS NOT NULL THEN h.first_failure
+                           ELSE coalesce(e.failing_since, h.first_failure) END,
+      paused_until = h.paused_until
+    FROM unnest(
+      ${health.map((h) => h.endpointId)}::uuid[],
+      ${health.map((h) => iso(h.lastSuccess))}::timestamptz[],
+      ${health.map((h) => iso(h.firstFailure))}::timestamptz[],
+      ${health.map((h) => iso(h.pausedUntil))}::timestamptz[]
+    ) AS h (id, last_success, first_failure, paused_until)
+    WHERE e.id = h.id
+    RETURNING e.id, e.status = 'active' AND e.failing_since <= ${options.disableBefore} AS overdue`;
+  const overdue = endpoints.filter((row) => row.overdue).map((row) => row.id);
+  return overdue.length > 0 ? disableFailing(sql, overdue, options) : [];
+}
+
+/** Disables endpoints that have failed for too long, drops their pending deliveries, and audits it. */
+async function disableFailing(
+  sql: Sql,
+  endpointIds: string[],
+  options: { now: Date; disableBefore: Date },
+): Promise<DisabledEndpoint[]> {
+  return sql.begin(async (tx) => {
     const disabled = await tx<DisabledEndpoint[]>`
       WITH disabled AS (
         UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'failing', disabled_at = ${options.now},
           paused_until = NULL
-        WHERE id = ANY (${health.map((h) => h.endpointId)}::uuid[]) AND status = 'active'
-          AND failing_since <= ${options.disableBefore}
+        WHERE id = ANY (${endpointIds}::uuid[]) AND status = 'active' AND failing_since <= ${options.disableBefore}
         RETURNING id, org_id, url, failing_since
       ), dropped AS (
         UPDATE webhook_deliveries d SET status = 'dropped', next_attempt_at = NULL, leased_until = NULL, lease_id = NULL
