@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { enqueueEvent, type IdentityEventType } from "../../src/modules/outbox/service.ts";
-import { claimDue } from "../../src/modules/webhooks/queue.ts";
+import { claimDue, purgeWebhookHistory } from "../../src/modules/webhooks/queue.ts";
 import { createTestOrg, type TestOrg } from "../support/fixtures.ts";
 import { buildIdentityApp, callIdentity, memberOf } from "../support/identity.ts";
 import { testRuntime } from "../support/runtime.ts";
@@ -390,5 +390,35 @@ describe("delivery", () => {
     expect(hooks.received.map((r) => r.headers["x-svc-delivery-id"])).toEqual([delivery.id, delivery.id]);
     const [after] = await deliveriesOf(endpoint);
     expect(after).toMatchObject({ status: "delivered", attempt_count: 1 });
+  });
+
+  test("history past the retention is purged: finished deliveries with their attempts, and dispatched events", async () => {
+    const { ctx } = await testRuntime();
+    const hooks = receiver();
+    const org = await createTestOrg();
+    const endpoint = await createEndpoint(org, hooks.url("/kept"), ["invite.claimed"]);
+    await emit(org.id, "invite.claimed", { n: 1 });
+    await emit(org.id, "invite.claimed", { n: 2 });
+    await (await testSweeper({ clock: testClock().now })).sweep();
+    const [newer, older] = await deliveriesOf(endpoint);
+    const pinged = await callIdentity("POST", `${path}/${endpoint.id}/ping`, { app, key: endpoint.key });
+    const undispatched = await emit(org.id, "invite.claimed", { n: 3 });
+    await ctx.sql`
+      UPDATE webhook_deliveries SET created_at = now() - interval '31 days'
+      WHERE id IN (${older.id}::uuid, ${pinged.body.id}::uuid)`;
+    await ctx.sql`
+      UPDATE event_outbox SET created_at = now() - interval '31 days',
+        dispatched_at = CASE WHEN dispatched_at IS NOT NULL THEN now() - interval '31 days' END
+      WHERE org_id = ${org.id}::uuid`;
+
+    const purged = await purgeWebhookHistory(ctx.sql, new Date(Date.now() - 30 * 24 * 60 * minute));
+    expect(purged).toEqual({ deliveries: 1, events: 2 });
+    // The pending ping stays however old, and so does the event not yet turned into deliveries.
+    expect((await deliveriesOf(endpoint)).map((d) => d.id).sort()).toEqual([newer.id, pinged.body.id].sort());
+    const [attempts] = await ctx.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM webhook_attempts WHERE delivery_id = ${older.id}::uuid`;
+    expect(attempts?.n).toBe(0);
+    const events = await ctx.sql<{ id: string }[]>`SELECT id FROM event_outbox WHERE org_id = ${org.id}::uuid`;
+    expect(events.map((e) => e.id)).toEqual([undispatched]);
   });
 });
