@@ -219,6 +219,16 @@ describe("POST /webhooks", () => {
     expect(res.status).toBe(503);
     expect(res.body.code).toBe("webhooks_unavailable");
     expect(await storedEndpoints(org.id)).toEqual([]);
+    // Nothing would ever send a ping or a redelivery either; reading still works.
+    const created = await callIdentity("POST", path, {
+      key,
+      body: { url: hookUrl(), event_types: ["delegation.created"] },
+    });
+    for (const suffix of ["/ping", "/rotate-secret", `/deliveries/${crypto.randomUUID()}/redeliver`]) {
+      const refused = await callApp(app, "POST", `${path}/${created.body.id}${suffix}`, { key });
+      expect({ suffix, status: refused.status }).toEqual({ suffix, status: 503 });
+    }
+    expect((await callApp(app, "GET", `${path}/${created.body.id}`, { key })).status).toBe(200);
   });
 });
 

@@ -147,6 +147,7 @@ export const webhooksModule = (ctx: AppContext) =>
     .post(
       "/webhooks/:id/ping",
       async ({ access, params, set }) => {
+        requireSecrets(ctx.webhookSecrets);
         set.status = 202;
         return ping(ctx.sql, { orgId: access.orgId, endpointId: params.id });
       },
@@ -196,6 +197,7 @@ export const webhooksModule = (ctx: AppContext) =>
     .post(
       "/webhooks/:id/deliveries/:delivery_id/redeliver",
       async ({ access, params, set }) => {
+        requireSecrets(ctx.webhookSecrets);
         set.status = 202;
         return redeliver(ctx.sql, { orgId: access.orgId, endpointId: params.id, deliveryId: params.delivery_id });
       },

@@ -103,7 +103,9 @@ export async function claimDue(sql: Queryable, options: ClaimOptions): Promise<C
       WHERE e.status = 'active' AND e.secret_key_id = ${options.keyId}
         AND (e.paused_until IS NULL OR e.paused_until <= ${now})
     ), ordered AS (
-      SELECT coalesce(array_agg(id ORDER BY slot, failing, next_attempt_at, id), '{}') AS ids FROM candidates
+      -- The first few times the limit: enough to pass over rows other sweepers hold.
+      SELECT coalesce(array_agg(id ORDER BY slot, failing, next_attempt_at, id), '{}') AS ids
+      FROM (SELECT * FROM candidates ORDER BY slot, failing, next_attempt_at, id LIMIT ${options.limit * 4}) top
     ), locked AS (
       -- The limit applies after SKIP LOCKED, so rows another sweeper is taking are passed over, not counted.
       SELECT d.id FROM webhook_deliveries d
