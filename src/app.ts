@@ -19,6 +19,7 @@ import { partnersModule } from "./modules/partners/index.ts";
 import { readsModule } from "./modules/reads/index.ts";
 import { resolveModule } from "./modules/resolve/index.ts";
 import { settingsModule } from "./modules/settings/index.ts";
+import { webhooksModule } from "./modules/webhooks/index.ts";
 
 /** The whole HTTP surface; `main.ts` serves it, tests call `app.handle()` on it. */
 export function createApp(ctx: AppContext) {
@@ -47,6 +48,7 @@ export function createApp(ctx: AppContext) {
     .use(partnersModule(ctx))
     .use(settingsModule(ctx))
     .use(delegationsModule(ctx))
+    .use(webhooksModule(ctx))
     .use(resolveModule(ctx));
   index = { allowedMethods: routeMethodIndex(app.routes), accessOf: accessIndex(app.routes) };
   routes = () => app.routes;

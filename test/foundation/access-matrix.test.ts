@@ -28,7 +28,7 @@ type Expectation = { status: 401 } | { status: 403; code: string };
 function fillPath(path: string, orgId: string): string {
   return path
     .replace(":id", orgId)
-    .replace(/:(user_id|org_id)/g, crypto.randomUUID())
+    .replace(/:(user_id|org_id|delivery_id)/g, crypto.randomUUID())
     .replace(":domain", "example.com")
     .replace(":provider", "nobody");
 }

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createServer } from "node:net";
-import { isNonPublicAddress, systemDomainProbe, systemProbe } from "../../src/modules/domains/probe.ts";
+import { isLoopbackAddress, isNonPublicAddress } from "../../src/core/addresses.ts";
+import { systemDomainProbe, systemProbe } from "../../src/modules/domains/probe.ts";
 import { rejectionOf } from "../support/rejection.ts";
 
 // A local web server standing in for a domain's site.
@@ -92,10 +93,30 @@ test.each([
   ["fd00::1", true],
   ["ff02::1", true],
   ["64:ff9b::7f00:1", true],
+  ["64:ff9b:1::a00:1", true],
+  ["::10.0.0.1", true],
+  ["fd00:ec2::254", true],
+  ["::ffff:169.254.169.254", true],
+  ["::ffff:a9fe:a9fe", true],
+  ["100.127.255.255", true],
+  ["0.0.0.0", true],
   ["not an address", true],
   ["8.8.8.8", false],
   ["::ffff:8.8.8.8", false],
   ["2606:4700::1111", false],
 ])("%s is non-public: %p", (address, expected) => {
   expect(isNonPublicAddress(address)).toBe(expected);
+});
+
+test.each([
+  ["127.0.0.1", true],
+  ["127.255.0.9", true],
+  ["::1", true],
+  ["::ffff:127.0.0.1", true],
+  ["10.0.0.1", false],
+  ["::", false],
+  ["169.254.169.254", false],
+  ["localhost", false],
+])("%s is loopback: %p", (address, expected) => {
+  expect(isLoopbackAddress(address)).toBe(expected);
 });

@@ -55,10 +55,10 @@ describe("aggregate refresh job", () => {
     const jobs = startJobs(ctx);
     try {
       expect(scheduledJobs.map((job) => job.name).sort()).toEqual(
-        ["sign-in-purge", "delegation-request-expiry", ...upkeep].sort(),
+        ["sign-in-purge", "delegation-request-expiry", "webhook-sweep", "webhook-purge", ...upkeep].sort(),
       );
     } finally {
-      jobs.stop();
+      await jobs.stop();
     }
     expect(scheduledJobs).toEqual([]);
   });

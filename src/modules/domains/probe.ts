@@ -1,8 +1,9 @@
 import { promises as dns, type LookupAddress } from "node:dns";
 import { get as httpGet } from "node:http";
 import { get as httpsGet } from "node:https";
-import { BlockList, isIP, type LookupFunction } from "node:net";
+import { isIP, type LookupFunction } from "node:net";
 import { Readable } from "node:stream";
+import { isNonPublicAddress } from "../../core/addresses.ts";
 
 /**
  * The outside world as domain verification sees it. Injected (AppContext) so that
@@ -17,40 +18,6 @@ export interface DomainProbe {
 }
 
 const noRecords = new Set(["ENOTFOUND", "ENODATA", "ESERVFAIL", "ETIMEOUT", "ECONNREFUSED", "EREFUSED"]);
-
-/** Addresses a verifier must never be pointed at: anything not on the public internet. */
-const nonPublic = new BlockList();
-for (const [network, prefix] of [
-  ["0.0.0.0", 8], // "this" network
-  ["10.0.0.0", 8], // private
-  ["100.64.0.0", 10], // carrier-grade NAT
-  ["127.0.0.0", 8], // loopback
-  ["169.254.0.0", 16], // link-local (cloud metadata)
-  ["172.16.0.0", 12], // private
-  ["192.0.0.0", 24], // protocol assignments
-  ["192.168.0.0", 16], // private
-  ["198.18.0.0", 15], // benchmarking
-  ["224.0.0.0", 3], // multicast, reserved, broadcast
-] as const) {
-  nonPublic.addSubnet(network, prefix, "ipv4");
-}
-for (const [network, prefix] of [
-  ["::", 127], // unspecified and loopback
-  ["64:ff9b::", 96], // NAT64, which can reach any IPv4 address
-  ["100::", 64], // discard
-  ["fc00::", 7], // unique local
-  ["fe80::", 10], // link-local
-  ["ff00::", 8], // multicast
-] as const) {
-  nonPublic.addSubnet(network, prefix, "ipv6");
-}
-
-/** True for addresses a verifier must never be pointed at. IPv4-mapped IPv6 addresses are judged as IPv4. */
-export function isNonPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true;
-  return nonPublic.check(address, family === 4 ? "ipv4" : "ipv6");
-}
 
 /** Every address of a host name, as the system resolver gives them. */
 export type ResolveHost = (hostname: string) => Promise<LookupAddress[]>;
