@@ -19,6 +19,7 @@
  * endpoints' attempts to be recorded and checks the books: nothing received
  * twice, every delivered id received, every delivery accounted for.
  */
+import { writeFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,6 +29,8 @@ import type { Sql } from "../src/db/sql.ts";
 import { createApiKey } from "../src/modules/keys/service.ts";
 import { createOrganization } from "../src/modules/organizations/service.ts";
 import { createServerDatabase } from "../test/support/databases.ts";
+import { testCertificate } from "../test/support/webhooks.ts";
+import { freePort } from "./free-port.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -60,29 +63,10 @@ process.on("SIGINT", () => void finish(130));
 // ---------------------------------------------------------------------------
 // A certificate, the receiver, the database and the service
 
-const certFile = join(work, "cert.pem");
+// The tests' certificate (openssl, localhost); the receiver reads its key from a file.
+const { certFile, key } = testCertificate();
 const keyFile = join(work, "key.pem");
-const made = Bun.spawnSync([
-  "openssl",
-  "req",
-  "-x509",
-  "-newkey",
-  "ec",
-  "-pkeyopt",
-  "ec_paramgen_curve:prime256v1",
-  "-nodes",
-  "-days",
-  "1",
-  "-subj",
-  "/CN=localhost",
-  "-addext",
-  "subjectAltName=DNS:localhost",
-  "-keyout",
-  keyFile,
-  "-out",
-  certFile,
-]);
-if (made.exitCode !== 0) throw new Error(`openssl could not make a certificate: ${made.stderr.toString()}`);
+writeFileSync(keyFile, key);
 
 const receiver = Bun.spawn([process.execPath, join(import.meta.dir, "webhook-receiver.ts")], {
   env: { ...process.env, CERT_FILE: certFile, KEY_FILE: keyFile },
@@ -116,12 +100,6 @@ const scratch = serverUrl ? await createServerDatabase(serverUrl) : undefined;
 if (scratch) cleanups.push(() => scratch.drop());
 const dataDir = join(work, "data");
 
-async function freePort(): Promise<number> {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
-}
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const service = Bun.spawn([process.execPath, "src/main.ts"], {
