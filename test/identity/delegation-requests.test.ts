@@ -11,6 +11,7 @@ import {
   fileRequest,
   grant,
   identityBase,
+  newDelegation,
   outboxOf,
   partner,
   requestsFiledBy,
@@ -187,14 +188,7 @@ describe("POST /delegation-requests/:id/approve and /deny", () => {
 
     const approved = await decide(owner, request.id, "approve");
     expect(approved.status).toBe(201);
-    expect(approved.body).toEqual({
-      id: expect.any(String),
-      grantor_org_id: owner.id,
-      grantee_org_id: platform.id,
-      scopes: ["telemetry:read"],
-      created_at: expect.any(String),
-      revoked_at: null,
-    });
+    expect(approved.body).toEqual(newDelegation(owner, platform));
     const delegation = {
       id: approved.body.id,
       grantor_org_id: owner.id,

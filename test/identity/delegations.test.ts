@@ -6,6 +6,7 @@ import {
   delegatedSummary,
   grant,
   identityBase,
+  newDelegation,
   outboxOf,
   partner,
 } from "../support/delegations.ts";
@@ -22,14 +23,7 @@ describe("POST /delegations", () => {
 
     const res = await grant(owner, { grantee_org_id: platform.id });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({
-      id: expect.any(String),
-      grantor_org_id: owner.id,
-      grantee_org_id: platform.id,
-      scopes: ["telemetry:read"],
-      created_at: expect.any(String),
-      revoked_at: null,
-    });
+    expect(res.body).toEqual(newDelegation(owner, platform));
     const delegation = { id: res.body.id, grantor_org_id: owner.id, grantee_org_id: platform.id };
     const announced = {
       event_type: "delegation.created",

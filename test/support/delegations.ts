@@ -1,3 +1,4 @@
+import { expect } from "bun:test";
 import { createApp } from "../../src/app.ts";
 import { createTestOrg, type TestOrg } from "./fixtures.ts";
 import { callIdentity, identityTestApp } from "./identity.ts";
@@ -44,6 +45,16 @@ export function decide(
     app,
   });
 }
+
+/** The body of a newly made, active delegation from `grantor` to `grantee` with the default scope. */
+export const newDelegation = (grantor: TestOrg, grantee: TestOrg) => ({
+  id: expect.any(String),
+  grantor_org_id: grantor.id,
+  grantee_org_id: grantee.id,
+  scopes: ["telemetry:read"],
+  created_at: expect.any(String),
+  revoked_at: null,
+});
 
 export function grant(grantor: Party, body: unknown) {
   return callIdentity("POST", `${identityBase}/delegations`, { key: grantor.writer, body });

@@ -170,11 +170,17 @@ export async function getEndpoint(sql: Queryable, orgId: string, id: string, loc
   return endpoint;
 }
 
-/** Refuses what only an active endpoint can do: 409 webhook_deleted or webhook_disabled otherwise. */
-function requireActive(endpoint: WebhookEndpoint): void {
+/** Refuses what a deleted endpoint cannot do any more: 409 webhook_deleted. */
+function requireNotDeleted(endpoint: WebhookEndpoint): WebhookEndpoint {
   if (endpoint.disabled_reason === "deleted") {
     throw problem("webhook_deleted", "this webhook endpoint was deleted; create a new one");
   }
+  return endpoint;
+}
+
+/** Refuses what only an active endpoint can do: 409 webhook_deleted or webhook_disabled otherwise. */
+function requireActive(endpoint: WebhookEndpoint): void {
+  requireNotDeleted(endpoint);
   if (endpoint.status !== "active") {
     throw problem("webhook_disabled", "this webhook endpoint is disabled for failing; enable it first", {
       disabled_reason: endpoint.disabled_reason,
@@ -222,11 +228,8 @@ export async function enableEndpoint(
 ): Promise<WebhookEndpoint> {
   return sql.begin(async (tx) => {
     await lockOrgEndpoints(tx, input.orgId);
-    const endpoint = await getEndpoint(tx, input.orgId, input.id, true);
+    const endpoint = requireNotDeleted(await getEndpoint(tx, input.orgId, input.id, true));
     if (endpoint.status === "active") return endpoint;
-    if (endpoint.disabled_reason === "deleted") {
-      throw problem("webhook_deleted", "this webhook endpoint was deleted; create a new one");
-    }
     await requireRoomForOne(tx, input.orgId);
     const [enabled] = await tx<WebhookEndpoint[]>`
       UPDATE webhook_endpoints
@@ -255,10 +258,7 @@ export async function rotateSecret(
   input: { orgId: string; id: string; overlapHours: number; actor: AuditActor },
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   return sql.begin(async (tx) => {
-    const endpoint = await getEndpoint(tx, input.orgId, input.id, true);
-    if (endpoint.disabled_reason === "deleted") {
-      throw problem("webhook_deleted", "this webhook endpoint was deleted; create a new one");
-    }
+    requireNotDeleted(await getEndpoint(tx, input.orgId, input.id, true));
     const [current] = await tx<{ secret_ciphertext: Uint8Array; secret_key_id: string }[]>`
       SELECT secret_ciphertext, secret_key_id FROM webhook_endpoints WHERE id = ${input.id}::uuid`;
     // The outgoing secret is sealed again, under the current key, for its overlap.
