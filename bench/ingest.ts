@@ -35,6 +35,7 @@ import { createApiKey } from "../src/modules/keys/service.ts";
 import { createOrganization } from "../src/modules/organizations/service.ts";
 import { createServerDatabase } from "../test/support/databases.ts";
 import { emitter, type GeneratedEvent, type ShapeName } from "./event-generator.ts";
+import { freePort } from "./free-port.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -55,13 +56,6 @@ const shapes = (flags.shapes as string).split(",") as ShapeName[];
 const serverUrl = process.env.DATABASE_URL || undefined;
 const scratch = serverUrl ? await createServerDatabase(serverUrl) : undefined;
 const dataDir = serverUrl ? undefined : await mkdtemp(join(tmpdir(), "ingest-bench-"));
-
-async function freePort(): Promise<number> {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
-}
 
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;

@@ -8,6 +8,7 @@ import { accessRequestsModule } from "./modules/access-requests/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
 import { clickTokensModule } from "./modules/click-tokens/index.ts";
+import { delegationsModule } from "./modules/delegations/index.ts";
 import { domainsModule } from "./modules/domains/index.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { ingestModule } from "./modules/ingest/index.ts";
@@ -19,6 +20,7 @@ import { partnersModule } from "./modules/partners/index.ts";
 import { readsModule } from "./modules/reads/index.ts";
 import { resolveModule } from "./modules/resolve/index.ts";
 import { settingsModule } from "./modules/settings/index.ts";
+import { webhooksModule } from "./modules/webhooks/index.ts";
 
 /** The whole HTTP surface; `main.ts` serves it, tests call `app.handle()` on it. */
 export function createApp(ctx: AppContext) {
@@ -47,6 +49,8 @@ export function createApp(ctx: AppContext) {
     .use(partnersModule(ctx))
     .use(settingsModule(ctx))
     .use(manifestsModule(ctx))
+    .use(delegationsModule(ctx))
+    .use(webhooksModule(ctx))
     .use(resolveModule(ctx));
   index = { allowedMethods: routeMethodIndex(app.routes), accessOf: accessIndex(app.routes) };
   routes = () => app.routes;

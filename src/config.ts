@@ -1,6 +1,8 @@
+import { readFileSync } from "node:fs";
 import { type Static, Type as T } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { Cron } from "croner";
+import { decodeSecretBoxKey } from "./core/secret-box.ts";
 
 /**
  * Every setting the service reads from the environment, parsed once at start.
@@ -76,8 +78,31 @@ const ConfigSchema = T.Object({
   SIGN_IN_PURGE_CRON: T.String({ minLength: 1, default: "17 * * * *" }),
   /** Cron pattern for refetching participant manifests whose Cache-Control time has passed. */
   MANIFEST_REFRESH_CRON: T.String({ minLength: 1, default: "*/5 * * * *" }),
-  /** Cron pattern for sweeping lapsed records (click tokens past 90 days; src/jobs/expiry.ts). */
+  /** Cron pattern for sweeping lapsed records (click tokens past 90 days, delegation requests past 30; src/jobs/index.ts). */
   EXPIRY_SWEEP_CRON: T.String({ minLength: 1, default: "*/10 * * * *" }),
+  /**
+   * The AES-256-GCM key webhook signing secrets are encrypted under, 32 bytes as
+   * base64 or base64url. Unset: the embedded engine generates one into DATA_DIR
+   * (webhook-secret.key); a database server needs it set (every instance the same).
+   */
+  WEBHOOK_SECRET_KEY: T.Optional(T.String({ pattern: "^[A-Za-z0-9+/_-]{43}=?$" })),
+  /** Cron pattern (seconds field allowed) of the delivery sweep every instance runs. */
+  WEBHOOK_SWEEP_CRON: T.String({ minLength: 1, default: "*/5 * * * * *" }),
+  /** Cron pattern for deleting finished deliveries and dispatched events past WEBHOOK_RETENTION_DAYS. */
+  WEBHOOK_PURGE_CRON: T.String({ minLength: 1, default: "37 * * * *" }),
+  /** Deliveries one instance sends at once, and to one endpoint at once (one while the endpoint is failing). */
+  WEBHOOK_CONCURRENCY: T.Integer({ minimum: 1, maximum: 1000, default: 32 }),
+  WEBHOOK_ENDPOINT_CONCURRENCY: T.Integer({ minimum: 1, maximum: 100, default: 4 }),
+  /** How long a rotated-out signing secret still signs deliveries beside the new one. */
+  WEBHOOK_SECRET_OVERLAP_HOURS: T.Integer({ minimum: 0, maximum: 168, default: 24 }),
+  /** An endpoint whose every attempt has failed for this long is disabled. */
+  WEBHOOK_DISABLE_AFTER_DAYS: T.Integer({ minimum: 1, maximum: 90, default: 5 }),
+  /** Finished deliveries (with their attempts) and dispatched outbox events are kept this long. */
+  WEBHOOK_RETENTION_DAYS: T.Integer({ minimum: 1, maximum: 3650, default: 30 }),
+  /** FOR TESTS ONLY: lets webhooks target loopback addresses (localhost). Logged as a warning at start. */
+  WEBHOOK_ALLOW_LOOPBACK: T.Boolean({ default: false }),
+  /** A PEM file of CA certificates trusted for webhook deliveries in addition to the system roots (test receivers). */
+  WEBHOOK_CA_FILE: T.Optional(T.String({ minLength: 1 })),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -129,13 +154,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration: ${variable} ${first.message} (got ${JSON.stringify(raw[variable])})`);
   }
   const config = converted as Config;
-  for (const name of [
+  const crons = [
     "EVENTS_COMPRESSION_CRON",
     "AGGREGATE_REFRESH_CRON",
     "SIGN_IN_PURGE_CRON",
     "EXPIRY_SWEEP_CRON",
     "MANIFEST_REFRESH_CRON",
-  ] as const) {
+    "WEBHOOK_SWEEP_CRON",
+    "WEBHOOK_PURGE_CRON",
+  ] as const;
+  for (const name of crons) {
     try {
       new Cron(config[name], { paused: true }).stop();
     } catch (error) {
@@ -143,5 +171,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
   }
   parseOidcProviders(config.OIDC_PROVIDERS);
+  if (config.WEBHOOK_SECRET_KEY !== undefined && !decodeSecretBoxKey(config.WEBHOOK_SECRET_KEY)) {
+    throw new ConfigError("Invalid configuration: WEBHOOK_SECRET_KEY is not 32 bytes in base64 or base64url");
+  }
+  if (config.WEBHOOK_CA_FILE !== undefined) readCaFile(config.WEBHOOK_CA_FILE);
   return config;
+}
+
+/** The PEM text of WEBHOOK_CA_FILE; a ConfigError when it cannot be read or holds no certificate. */
+export function readCaFile(path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration: WEBHOOK_CA_FILE cannot be read (${(error as Error).message})`);
+  }
+  if (!text.includes("-----BEGIN CERTIFICATE-----")) {
+    throw new ConfigError("Invalid configuration: WEBHOOK_CA_FILE holds no PEM certificate");
+  }
+  return text;
 }

@@ -1,4 +1,5 @@
 import type { Config } from "./config.ts";
+import type { SecretBox } from "./core/secret-box.ts";
 import type { Database } from "./db/client.ts";
 import type { Sql } from "./db/sql.ts";
 import type { AdmissionGate } from "./http/admission.ts";
@@ -25,4 +26,11 @@ export interface AppContext {
   mailer: Mailer;
   /** DNS and HTTPS as domain verification sees them (replaced in tests). */
   domainProbe: DomainProbe;
+  /** The time decisions are made at, such as whether a delegation request has expired (set in tests). */
+  clock: () => Date;
+  /**
+   * Encrypts and opens webhook signing secrets (src/modules/webhooks/secret-key.ts);
+   * undefined on a database server without WEBHOOK_SECRET_KEY, where webhooks are unavailable.
+   */
+  webhookSecrets: SecretBox | undefined;
 }

@@ -41,7 +41,7 @@ async function shutdown(signal: string) {
   // stop(false) stops accepting and resolves once in-flight requests have finished.
   await Promise.race([app.server?.stop(false), grace]);
   await app.server?.stop(true);
-  jobs.stop();
+  await jobs.stop();
   await db.close();
   log.info("stopped");
   process.exit(0);

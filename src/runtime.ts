@@ -1,6 +1,7 @@
 import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
 import { ingestLimits } from "./core/ingest-limits.ts";
+import type { SecretBox } from "./core/secret-box.ts";
 import { type Database, openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { AdmissionGate } from "./http/admission.ts";
@@ -11,11 +12,13 @@ import { systemDomainProbe } from "./modules/domains/probe.ts";
 import { GroupWriter } from "./modules/ingest/group-writer.ts";
 import { recountSessions } from "./modules/ingest/service.ts";
 import { KeyAuthenticator } from "./modules/keys/authenticator.ts";
+import { loadWebhookSecretBox } from "./modules/webhooks/secret-key.ts";
 
 export function buildContext(
   config: Config,
   log: Logger,
   db: Pick<Database, "sql" | "kind" | "maintenance" | "listen">,
+  webhookSecrets?: SecretBox,
 ): AppContext {
   return {
     config,
@@ -28,6 +31,8 @@ export function buildContext(
     ingestWriter: new GroupWriter(db.sql, config.INGEST_TRANSACTIONS, 2 * ingestLimits.maxEventsPerBatch),
     mailer: createMailer(config, db.sql, log),
     domainProbe: systemDomainProbe,
+    clock: () => new Date(),
+    webhookSecrets,
   };
 }
 
@@ -45,7 +50,13 @@ export async function startRuntime(
     await migrate(db.sql, log);
     const recounted = await recountSessions(db.sql);
     if (recounted > 0) log.info("sessions recounted from their stored events", { sessions: recounted });
-    const ctx = buildContext(config, log, db);
+    const webhookSecrets = loadWebhookSecretBox(config, { kind: db.kind, inMemory: options.inMemory === true }, log);
+    if (config.WEBHOOK_ALLOW_LOOPBACK) {
+      log.warn(
+        "WEBHOOK_ALLOW_LOOPBACK is on: webhooks may target localhost and deliveries may reach this machine. For tests only; never in production.",
+      );
+    }
+    const ctx = buildContext(config, log, db, webhookSecrets);
     await ctx.keys.followChanges(db.listen);
     return { ctx, db };
   } catch (error) {

@@ -2,4 +2,5 @@ import { afterAll } from "bun:test";
 import { closeTestRuntime, testRuntime } from "./support/runtime.ts";
 
 await testRuntime();
-afterAll(closeTestRuntime);
+// Dropping a server database checkpoints, which takes seconds on a busy server.
+afterAll(closeTestRuntime, 60_000);

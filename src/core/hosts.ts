@@ -53,7 +53,7 @@ export function isWithinDomain(host: string, domain: string): boolean {
   return host === domain || host.endsWith(`.${domain}`);
 }
 
-/** Runs `fn`, turning a refused host name into a 422 naming the body field it came from. */
+/** Runs `fn`, turning a refused host name into a 400 naming the body field it came from. */
 export async function withDomainInput<T>(path: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();

@@ -1,6 +1,9 @@
 /**
  * Every error the service answers with: a closed set of stable, machine-readable
- * codes, each with one HTTP status. Services throw `problem(code, …)`; the HTTP
+ * codes, each with one HTTP status. Bad input (a request wrong in itself: its
+ * shape, types, formats, bounds or values) is 400; 422 is for a well-formed request
+ * that the current state refuses (a challenge not published, an organisation of the
+ * wrong type). Services throw `problem(code, …)`; the HTTP
  * layer turns it into RFC 9457 problem+json (src/http/errors.ts). The codes are
  * listed in the OpenAPI document and the README (a test checks both).
  */
@@ -9,6 +12,15 @@ export const problemCodes = {
   malformed_body: { status: 400, meaning: "the body could not be parsed" },
   empty_body: { status: 400, meaning: "a JSON body is required and none was sent" },
   invalid_utf8: { status: 400, meaning: "the body is not valid UTF-8" },
+  validation_failed: { status: 400, meaning: "the input breaks the schema or a rule; `errors` names each field" },
+  invalid_text: { status: 400, meaning: "a text value contains a NUL character" },
+  invalid_domain: { status: 400, meaning: "not a registrable host name (IPs, localhost, public suffixes)" },
+  unknown_scope: { status: 400, meaning: "a scope that does not exist" },
+  invalid_webhook_url: {
+    status: 400,
+    meaning: "the webhook URL is not https:// naming a public host (no IP, user name, fragment); `errors` says why",
+  },
+  unknown_event_type: { status: 400, meaning: "a webhook event type that does not exist (`allowed_event_types`)" },
   unauthorized: { status: 401, meaning: "the API key or session is missing, unknown, revoked or expired" },
   missing_scope: { status: 403, meaning: "the API key lacks the scope the route needs (`required_scope`)" },
   session_required: { status: 403, meaning: "the route needs a signed-in user's session, not an API key" },
@@ -51,6 +63,11 @@ export const problemCodes = {
   },
   manifest_not_found: { status: 404, meaning: "the organisation has registered no manifest" },
   access_request_not_found: { status: 404, meaning: "no such access request" },
+  verified_domain_not_found: { status: 404, meaning: "no organisation has verified the domain (or a parent of it)" },
+  delegation_not_found: { status: 404, meaning: "the organisation granted no such delegation" },
+  delegation_request_not_found: { status: 404, meaning: "no such delegation request addressed to the organisation" },
+  webhook_not_found: { status: 404, meaning: "the organisation has no such webhook endpoint" },
+  delivery_not_found: { status: 404, meaning: "the webhook endpoint has no such delivery" },
   method_not_allowed: { status: 405, meaning: "the path answers other methods (`Allow`)" },
   conflict: { status: 409, meaning: "a record with the same identity already exists" },
   domain_taken: { status: 409, meaning: "another organisation holds the domain verified" },
@@ -59,10 +76,17 @@ export const problemCodes = {
   invite_exists: { status: 409, meaning: "the address already has an open invitation" },
   invite_claimed: { status: 409, meaning: "the invitation was already claimed" },
   already_reviewed: { status: 409, meaning: "the access request was already reviewed" },
+  delegation_exists: { status: 409, meaning: "the pair already has an active delegation" },
+  delegation_request_pending: { status: 409, meaning: "a delegation request for the pair is already pending" },
+  delegation_request_resolved: { status: 409, meaning: "the delegation request was already approved or denied" },
+  webhook_limit_reached: { status: 409, meaning: "the organisation already has 10 active webhook endpoints (`limit`)" },
+  webhook_disabled: { status: 409, meaning: "the webhook endpoint is disabled for failing; enable it first" },
+  webhook_deleted: { status: 409, meaning: "the webhook endpoint was deleted; create a new one" },
+  delivery_in_flight: { status: 409, meaning: "the delivery is being sent right now; ask again in a moment" },
   invite_expired: { status: 410, meaning: "the invitation has expired" },
+  delegation_request_expired: { status: 410, meaning: "the delegation request expired (30 days after it was filed)" },
   payload_too_large: { status: 413, meaning: "the body is larger than MAX_BODY_BYTES" },
   unsupported_media_type: { status: 415, meaning: "the body is not application/json" },
-  validation_failed: { status: 422, meaning: "the input breaks the schema or a rule; `errors` names each field" },
   foreign_click_token: {
     status: 422,
     meaning: "a standard ct_ click token of another issuer; resolve it at that issuer's ctx_resolution",
@@ -71,11 +95,9 @@ export const problemCodes = {
     status: 422,
     meaning: "the manifest could not be fetched or breaks the standard (`manifest_status`, `detail` says why)",
   },
-  invalid_text: { status: 422, meaning: "a text value contains a NUL character" },
-  invalid_domain: { status: 422, meaning: "not a registrable host name (IPs, localhost, public suffixes)" },
-  unknown_scope: { status: 422, meaning: "a scope that does not exist" },
   verification_failed: { status: 422, meaning: "the domain's challenge was not found (`detail` says what)" },
   not_a_platform: { status: 422, meaning: "only platform organisations can be trusted partners" },
+  invalid_grantee: { status: 422, meaning: "a delegation's grantee must be a platform or agent organisation" },
   setting_not_applicable: { status: 422, meaning: "the setting does not apply to this organisation type" },
   organization_required: { status: 422, meaning: "name the organisation with org_id" },
   rate_limited: { status: 429, meaning: "a rate limit is reached (`limit_class`, `Retry-After`)" },
@@ -85,6 +107,10 @@ export const problemCodes = {
   query_timeout: { status: 503, meaning: "the query took too long; narrow the range or retry" },
   oidc_provider_unavailable: { status: 503, meaning: "the sign-in provider cannot be reached" },
   mail_unavailable: { status: 503, meaning: "the mail server cannot take the message" },
+  webhooks_unavailable: {
+    status: 503,
+    meaning: "webhooks need WEBHOOK_SECRET_KEY on a database server; the operator has not set it",
+  },
   ingest_overloaded: {
     status: 503,
     meaning: "ingest is at capacity (more requests waiting than INGEST_QUEUE allows); retry after Retry-After",
@@ -142,7 +168,7 @@ export function problem(
   return new ProblemError(code, detail, extensions, headers);
 }
 
-/** Input that breaks a rule: 422 naming each failing field in `errors`. */
+/** Input that breaks a rule: 400 (unless `code` says otherwise) naming each failing field in `errors`. */
 export function invalid(
   detail: string,
   errors: FieldError[],

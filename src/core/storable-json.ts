@@ -65,7 +65,7 @@ export function escapePointer(segment: string): string {
   return segment.replaceAll("~", "~0").replaceAll("/", "~1");
 }
 
-/** Refuses a body holding any value PostgreSQL cannot store (422 listing each one). */
+/** Refuses a body holding any value PostgreSQL cannot store (400 listing each one). */
 export function assertStorableJson(body: unknown, maxDepth: number): void {
   const errors = unsafeJsonValues(body, maxDepth);
   if (errors.length > 0) {

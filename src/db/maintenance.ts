@@ -1,3 +1,4 @@
+import postgres from "postgres";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { Sql } from "./sql.ts";
@@ -52,9 +53,30 @@ export function refreshAggregates(sql: Sql): Promise<boolean> {
       JOIN _timescaledb_catalog.continuous_aggs_bucket_function bf ON bf.mat_hypertable_id = c.mat_hypertable_id
       ORDER BY bf.bucket_width::interval, ca.view_name`;
     for (const { view, until } of views) {
-      await conn`CALL refresh_continuous_aggregate(${view}::regclass, NULL::timestamptz, ${until}::timestamptz)`;
+      await whileRefreshedElsewhere(
+        () => conn`CALL refresh_continuous_aggregate(${view}::regclass, NULL::timestamptz, ${until}::timestamptz)`,
+      );
     }
   });
+}
+
+// TimescaleDB refuses a refresh whose window another refresh is materialising:
+// on a server, that is the aggregate's own policy job, which is done in moments.
+const lockNotAvailable = "55P03";
+const refreshWaitMs = 60_000;
+
+async function whileRefreshedElsewhere(refresh: () => Promise<unknown>): Promise<void> {
+  const deadline = Date.now() + refreshWaitMs;
+  for (;;) {
+    try {
+      await refresh();
+      return;
+    } catch (error) {
+      const busy = error instanceof postgres.PostgresError && error.code === lockNotAvailable;
+      if (!busy || Date.now() > deadline) throw error;
+      await Bun.sleep(200);
+    }
+  }
 }
 
 /**

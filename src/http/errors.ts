@@ -21,7 +21,7 @@ function fieldErrors(error: ValidationError): FieldError[] {
  * Elysia decodes numeric query parameters one at a time; one out of range throws a
  * "property" ValidationError that no longer knows the parameter's name, only its
  * value. The query parameter holding that value is named instead ("/" when none or
- * several do), so the 422 says which one to fix.
+ * several do), so the 400 says which one to fix.
  */
 function queryParameterPath(error: ValidationError, searchParams: URLSearchParams): string | undefined {
   // The parameters as sent, not after defaults were applied (an omitted offset becomes 0 too).

@@ -48,7 +48,7 @@ const Problem = t.Object(
     request_id: t.Optional(t.String()),
     errors: t.Optional(
       t.Array(t.Object({ path: t.String(), message: t.String() }), {
-        description: "validation failures (422), one per failing field",
+        description: "the fields at fault (bad input, 400, and 422 refusals that name a field), one entry each",
       }),
     ),
   },
@@ -88,7 +88,7 @@ export function addProblemResponses(document: OpenApiDocument): void {
         }
         operation.responses["429"] ??= rateLimitedResponse;
       }
-      operation.responses["4XX"] ??= problemResponse("Client error: see `code` (and `errors` for 422)");
+      operation.responses["4XX"] ??= problemResponse("Client error: see `code` (and `errors` for the fields at fault)");
       operation.responses["5XX"] ??= problemResponse("Server or database unavailable");
     }
   }

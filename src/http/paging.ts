@@ -2,7 +2,7 @@ import { type TSchema, t } from "elysia";
 
 /**
  * The one paging mechanism of every list: `limit` and `offset` query parameters
- * bounded by the schema (422 naming the parameter past a bound), and the answer
+ * bounded by the schema (400 naming the parameter past a bound), and the answer
  * `{items, total, limit, offset}`.
  */
 export interface PageSize {

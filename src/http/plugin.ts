@@ -48,7 +48,7 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
         requestStarts.set(request, performance.now());
         set.headers["x-request-id"] = id;
       })
-      // A bodiless request (POST …/approve, …/sign-out) is left unparsed; routes with a body schema then answer 422.
+      // A bodiless request (POST …/approve, …/sign-out) is left unparsed; routes with a body schema then answer 400.
       .onParse({ as: "global" }, async (context) => {
         await admitEarly(context);
         return hasNoBody(context.request) ? undefined : readJsonBody(context.request, ctx.config.MAX_BODY_BYTES);

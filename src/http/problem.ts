@@ -1,6 +1,6 @@
 import type { ProblemError } from "../core/problem.ts";
 
-/** The RFC 9457 body of a problem: `type` and `code` name it, `errors` lists failing fields (422). */
+/** The RFC 9457 body of a problem: `type` and `code` name it, `errors` lists the fields at fault. */
 export interface ProblemBody {
   type: string;
   title: string;

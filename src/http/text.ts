@@ -9,5 +9,5 @@ if (!FormatRegistry.Has(storableText)) {
   FormatRegistry.Set(storableText, (value) => value.isWellFormed() && !value.includes("\u0000"));
 }
 
-/** A free-text string stored as sent: no NUL characters, no unpaired surrogates (422 at its path otherwise). */
+/** A free-text string stored as sent: no NUL characters, no unpaired surrogates (400 at its path otherwise). */
 export const Text = (options: StringOptions = {}) => t.String({ ...options, format: storableText });

@@ -9,13 +9,24 @@ import { claimTick, scheduledTick } from "./ticks.ts";
  * database (the first to claim the tick runs it), never overlapping itself in
  * this process (`protect`), and logging, not throwing, when it fails. Tasks that
  * must not overlap a slow run of the previous tick elsewhere take their own
- * advisory lock.
+ * advisory lock, unless `options.everyInstance` says the instances share it out.
  */
-export function scheduleJob(ctx: Pick<AppContext, "sql" | "log">, name: string, pattern: string, task: JobTask): Cron {
+export function scheduleJob(
+  ctx: Pick<AppContext, "sql" | "log">,
+  name: string,
+  pattern: string,
+  task: JobTask,
+  options: TickOptions = {},
+): Cron {
   const log = ctx.log.child({ job: name });
   return new Cron(pattern, { protect: true, name }, async (self: Cron) => {
-    await runTick(ctx.sql, log, name, scheduledTick(self, new Date()), task);
+    await runTick(ctx.sql, log, name, scheduledTick(self, new Date()), task, options);
   });
+}
+
+export interface TickOptions {
+  /** Skip the claim: for work that instances share out between them (the webhook sweep leases deliveries with SKIP LOCKED). */
+  everyInstance?: boolean;
 }
 
 /** What a job does at a tick; `tick` is the tick's scheduled time, the job's clock. */
@@ -26,10 +37,17 @@ export type JobTask = (log: Logger, tick: Date) => Promise<void>;
  * did. Failures are logged, not thrown. Each instance's cron calls this at every
  * tick; tests call it with a tick of their choosing (an injected clock).
  */
-export async function runTick(sql: Sql, log: Logger, name: string, tick: Date, task: JobTask): Promise<boolean> {
+export async function runTick(
+  sql: Sql,
+  log: Logger,
+  name: string,
+  tick: Date,
+  task: JobTask,
+  options: TickOptions = {},
+): Promise<boolean> {
   const started = performance.now();
   try {
-    if (!(await claimTick(sql, name, tick))) {
+    if (!options.everyInstance && !(await claimTick(sql, name, tick))) {
       log.debug("tick run by another instance", { tick: tick.toISOString() });
       return false;
     }

@@ -41,7 +41,7 @@ describe("click-token expiry", () => {
         event: { type: "content_engaged", timestamp: new Date().toISOString(), content_url: clickUrl, data: {} },
       },
     });
-    expect(click.status).toBe(422);
+    expect(click.status).toBe(400);
     expect(click.body.errors[0].message).toBe("unknown or expired click token");
   });
 

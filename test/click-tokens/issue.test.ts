@@ -74,7 +74,7 @@ describe("POST /click-tokens", () => {
       key: agent.key,
       body: { session_id: sessionId, content_url: "javascript:alert(1)" },
     });
-    expect(res.status).toBe(422);
+    expect(res.status).toBe(400);
   });
 });
 
@@ -122,7 +122,7 @@ describe("ctx_token on events", () => {
         validEvents.checkout({ ctx_token: expired.token }),
       ]),
     });
-    expect(res.status).toBe(422);
+    expect(res.status).toBe(400);
     expect(res.body.invalid_events).toEqual([1, 2, 3]);
     expect(res.body.errors.every((e: { message: string }) => e.message === "unknown or expired click token")).toBe(
       true,
@@ -136,7 +136,7 @@ describe("ctx_token on events", () => {
       key: agent.key,
       body: batch([validEvents.checkout({ ctx_token: token, session_id: crypto.randomUUID() })]),
     });
-    expect(res.status).toBe(422);
+    expect(res.status).toBe(400);
     expect(res.body.errors[0].path).toBe("/events/0/ctx_token");
   });
 });

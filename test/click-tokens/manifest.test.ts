@@ -169,16 +169,16 @@ describe("GET /ctx/{token}", () => {
     expect(shown.minimal).toEqual(["cached", "query_tokens", "response_tokens", "scope"]);
   });
 
-  test("a malformed token and another issuer's token are 422 naming the token", async () => {
+  test("a malformed token is 400 and another issuer's token 422, each naming the token", async () => {
     const network = await createTestOrg({ type: "platform" });
     const malformed = await resolve(network.key, "ctx_short");
-    expect(malformed.status).toBe(422);
+    expect(malformed.status).toBe(400);
     expect(malformed.body).toMatchObject({ code: "validation_failed", errors: [{ path: "/token" }] });
     const foreign = await resolve(network.key, "ct_8fJ2kLmN0pQrStUv");
     expect(foreign.status).toBe(422);
     expect(foreign.body).toMatchObject({ code: "foreign_click_token", errors: [{ path: "/token" }] });
     const huge = await resolve(network.key, `ctx_${"a".repeat(400)}`);
-    expect(huge.status).toBe(422);
+    expect(huge.status).toBe(400);
   });
 
   test("agent keys resolve too; content-owner keys never do", async () => {

@@ -10,7 +10,7 @@ import { identityTestApp, memberOf, type SignedInUser, signIn } from "../support
  * who may call it (src/http/access.ts), and each declaration implies the refusals
  * below. A new route gets its 401 and 403 cases without anyone writing them. The
  * requests carry an empty JSON object as body, so a refusal that came after body
- * validation would show up as a 422.
+ * validation would show up as a 400.
  */
 const { app } = await identityTestApp();
 const documentation = (path: string) => path === "/openapi" || path.startsWith("/openapi/");
@@ -28,7 +28,7 @@ type Expectation = { status: 401 } | { status: 403; code: string };
 function fillPath(path: string, orgId: string): string {
   return path
     .replace(":id", orgId)
-    .replace(/:(user_id|org_id)/g, crypto.randomUUID())
+    .replace(/:(user_id|org_id|delivery_id)/g, crypto.randomUUID())
     .replace(":domain", "example.com")
     .replace(":provider", "nobody");
 }

@@ -74,13 +74,13 @@ describe("every error is a problem document", () => {
     expectProblem(response, body, 413, "payload_too_large");
   });
 
-  test("validation → 422 listing every failing field by path", async () => {
+  test("validation → 400 listing every failing field by path", async () => {
     const { response, body } = await send("/echo", {
       method: "POST",
       headers: json,
       body: JSON.stringify({ name: "", count: -1, tags: ["ok", 7] }),
     });
-    expectProblem(response, body, 422, "validation_failed");
+    expectProblem(response, body, 400, "validation_failed");
     const paths = (body.errors as { path: string }[]).map((e) => e.path);
     expect(paths).toEqual(expect.arrayContaining(["/name", "/count", "/tags/1"]));
   });

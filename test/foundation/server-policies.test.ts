@@ -22,8 +22,8 @@ test.skipIf(!process.env.TEST_DATABASE_URL)(
 
     const jobs = await sql<{ job_id: number }[]>`
       SELECT job_id FROM timescaledb_information.jobs WHERE proc_name = ANY (${policyProcs}::text[])`;
-    // A refresh policy per continuous aggregate (three families at three levels) and the compression policy.
-    expect(jobs.length).toBe(10);
+    // A refresh policy per continuous aggregate (four families at three levels) and the compression policy.
+    expect(jobs.length).toBe(13);
     const ids = jobs.map((job) => job.job_id);
     const [marker] = await sql<{ now: Date }[]>`SELECT now() AS now`;
     for (const id of ids) await sql`SELECT alter_job(${id}::int, next_start => now())`;

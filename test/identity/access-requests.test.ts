@@ -53,7 +53,7 @@ describe.each(["platform", "agent"])("%s access requests", (orgType) => {
     expect((await callIdentity("GET", path, { key })).status).toBe(403);
   });
 
-  test("bad bodies are 422", async () => {
+  test("bad bodies are 400", async () => {
     const user = await signIn();
     const good = requestBody();
     for (const body of [
@@ -65,7 +65,7 @@ describe.each(["platform", "agent"])("%s access requests", (orgType) => {
       { org_name: good.org_name, admin_email: good.admin_email },
     ]) {
       const res = await callIdentity("POST", path, { session: user.session, body });
-      expect(res.status).toBe(422);
+      expect(res.status).toBe(400);
     }
     expect((await callIdentity("GET", path, { session: user.session })).body.total).toBe(0);
   });
@@ -147,7 +147,7 @@ describe.each(["platform", "agent"])("%s access requests", (orgType) => {
 });
 
 describe("operator admin endpoints", () => {
-  test("refuse non-admin sessions, keys and no credentials; unknown ids are 404; bad input 422", async () => {
+  test("refuse non-admin sessions, keys and no credentials; unknown ids are 404; bad input 400", async () => {
     const user = await signIn();
     const created = await callIdentity("POST", `${base}/platform-access-requests`, {
       session: user.session,
@@ -177,7 +177,7 @@ describe("operator admin endpoints", () => {
     expect(
       (await callIdentity("POST", `${base}/admin/access-requests/not-a-uuid/approve`, { session: admin.session }))
         .status,
-    ).toBe(422);
+    ).toBe(400);
     expect(
       (
         await callIdentity("POST", `${base}/admin/access-requests/${created.body.id}/reject`, {
@@ -185,23 +185,23 @@ describe("operator admin endpoints", () => {
           body: { note: 5 },
         })
       ).status,
-    ).toBe(422);
+    ).toBe(400);
     expect(
       (await callIdentity("GET", `${base}/admin/access-requests?status=done`, { session: admin.session })).status,
-    ).toBe(422);
+    ).toBe(400);
     const still = await callIdentity("GET", `${base}/platform-access-requests`, { session: user.session });
     expect(still.body.items[0].status).toBe("pending");
   });
 });
 
 describe("text with NUL characters", () => {
-  test("is 422, not a server error", async () => {
+  test("is 400, not a server error", async () => {
     const user = await signIn();
     const res = await callIdentity("POST", `${base}/platform-access-requests`, {
       session: user.session,
       body: { ...requestBody(), org_name: "a\u0000b" },
     });
-    expect(res.status).toBe(422);
+    expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([expect.objectContaining({ path: "/org_name" })]);
     expect((await callIdentity("GET", `${base}/platform-access-requests`, { session: user.session })).body.total).toBe(
       0,

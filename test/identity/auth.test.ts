@@ -71,15 +71,15 @@ describe("magic-link sign-in", () => {
     }
   });
 
-  test("bad bodies are 422 or 4xx problems", async () => {
+  test("bad bodies are 400 or 4xx problems", async () => {
     for (const body of [{}, { email: "not-an-address" }, { email: 5 }]) {
       const res = await callIdentity("POST", `${base}/magic-link`, { body });
-      expect(res.status).toBe(422);
+      expect(res.status).toBe(400);
       expect(res.body.code).toBe("validation_failed");
     }
     expect((await callIdentity("POST", `${base}/magic-link`, { body: "{" })).status).toBe(400);
-    expect((await callIdentity("POST", `${base}/magic-link/verify`, { body: {} })).status).toBe(422);
-    expect((await callIdentity("GET", `${base}/magic-link/verify`)).status).toBe(422);
+    expect((await callIdentity("POST", `${base}/magic-link/verify`, { body: {} })).status).toBe(400);
+    expect((await callIdentity("GET", `${base}/magic-link/verify`)).status).toBe(400);
   });
 });
 

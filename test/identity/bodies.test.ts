@@ -47,7 +47,7 @@ describe("request bodies that are not JSON", async () => {
       expect(malformed.status).toBe(400);
       expect(malformed.body.code).toBe("malformed_json");
       const wrongShape = await callIdentity(method, path, { ...credential, body: "[1,2]" });
-      expect(wrongShape.status).toBe(422);
+      expect(wrongShape.status).toBe(400);
     });
   }
 });
@@ -97,9 +97,9 @@ describe("free text that cannot be stored as sent", async () => {
       ["a lone surrogate", '"x\\ud800y"'],
       ["a NUL character", '"x\\u0000y"'],
     ] as const) {
-      test(`${method} ${path.replace(/[0-9a-f-]{36}/, "{id}").replace(/\?.*/, "")} with ${label} in ${field} is 422 at that field`, async () => {
+      test(`${method} ${path.replace(/[0-9a-f-]{36}/, "{id}").replace(/\?.*/, "")} with ${label} in ${field} is 400 at that field`, async () => {
         const res = await callIdentity(method, path, { ...credential, body: template.replace("%s", text) });
-        expect(res.status).toBe(422);
+        expect(res.status).toBe(400);
         expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(field);
       });
     }
@@ -112,7 +112,7 @@ describe("free text that cannot be stored as sent", async () => {
       [`${base}/platform-access-requests`, '{"org_name":"x\\ud800","admin_email":"a@b.co","use_case":"u"}'],
     ];
     for (const [path, body] of bodies) {
-      expect((await callIdentity("POST", path, { session: user.session, body })).status).toBe(422);
+      expect((await callIdentity("POST", path, { session: user.session, body })).status).toBe(400);
     }
     expect((await callIdentity("GET", `${base}/organizations`, { session: user.session })).body.total).toBe(0);
     expect((await callIdentity("GET", `${base}/platform-access-requests`, { session: user.session })).body.total).toBe(

@@ -71,10 +71,10 @@ describe("registering domains", () => {
       "user@a.example",
     ]) {
       const res = await callIdentity("POST", path, { key: writer, body: { domain } });
-      expect(res.status).toBe(422);
+      expect(res.status).toBe(400);
     }
     for (const body of [{}, { domain: 5 }, { name: "a.example" }]) {
-      expect((await callIdentity("POST", path, { key: writer, body })).status).toBe(422);
+      expect((await callIdentity("POST", path, { key: writer, body })).status).toBe(400);
     }
     expect((await callIdentity("GET", path, { key: writer })).body.total).toBe(0);
   });
@@ -195,11 +195,11 @@ describe("verifying domains", () => {
     ).toBe(403);
     const writer = await org.keyWith(["identity:write"]);
     for (const body of [{}, { method: "email" }, { method: 1 }]) {
-      expect((await callIdentity("POST", url, { key: writer, body })).status).toBe(422);
+      expect((await callIdentity("POST", url, { key: writer, body })).status).toBe(400);
     }
     expect(
       (await callIdentity("POST", `${path}/localhost/verify`, { key: writer, body: { method: "dns_txt" } })).status,
-    ).toBe(422);
+    ).toBe(400);
   });
 });
 

@@ -40,7 +40,7 @@ describe("POST /keys", () => {
     });
   });
 
-  test("scope rules: omitted or null → defaults, [] → nothing, unknown → 422; platform keys are svc_pk_", async () => {
+  test("scope rules: omitted or null → defaults, [] → nothing, unknown → 400; platform keys are svc_pk_", async () => {
     const org = await createTestOrg({ type: "platform" });
     const admin = await memberOf(org.id, "admin");
     const mint = (body: unknown) => callIdentity("POST", path, { session: admin.session, body });
@@ -54,10 +54,10 @@ describe("POST /keys", () => {
     // A key with no scopes authenticates but may do nothing.
     expect((await callIdentity("GET", path, { key: empty.body.key })).status).toBe(403);
     const unknown = await mint({ scopes: ["telemetry:read", "admin:all"] });
-    expect(unknown.status).toBe(422);
+    expect(unknown.status).toBe(400);
     expect(unknown.body.code).toBe("unknown_scope");
     for (const body of [{ scopes: "telemetry:read" }, { scopes: [5] }, { name: 5 }, { name: "x".repeat(201) }]) {
-      expect((await mint(body)).status).toBe(422);
+      expect((await mint(body)).status).toBe(400);
     }
     expect((await callIdentity("GET", path, { session: admin.session })).body.total).toBe(4);
   });
@@ -165,6 +165,6 @@ describe("DELETE /keys/:id", () => {
     expect((await callIdentity("DELETE", `${path}/${own}`, { key: org.key })).status).toBe(403);
     expect((await callIdentity("DELETE", `${path}/${own}`, { key: writer })).status).toBe(200);
     expect((await callIdentity("DELETE", `${path}/${own}`)).status).toBe(401);
-    expect((await callIdentity("DELETE", `${path}/not-a-uuid`, { key: writer })).status).toBe(422);
+    expect((await callIdentity("DELETE", `${path}/not-a-uuid`, { key: writer })).status).toBe(400);
   });
 });

@@ -59,7 +59,7 @@ describe("POST /organizations", () => {
     expect((await callIdentity("GET", path)).status).toBe(401);
   });
 
-  test("bad bodies are 422 and store nothing", async () => {
+  test("bad bodies are 400 and store nothing", async () => {
     const user = await signIn();
     const bad = [
       {},
@@ -74,7 +74,7 @@ describe("POST /organizations", () => {
     ];
     for (const body of bad) {
       const res = await callIdentity("POST", path, { session: user.session, body });
-      expect(res.status).toBe(422);
+      expect(res.status).toBe(400);
       expect(res.body.errors.length).toBeGreaterThan(0);
     }
     expect((await callIdentity("GET", path, { session: user.session })).body.total).toBe(0);
@@ -96,8 +96,8 @@ describe("POST /organizations", () => {
     const page = await callIdentity("GET", `${path}?limit=2&offset=1`, { session: user.session });
     expect(page.body.total).toBe(3);
     expect(page.body.items.map((o: { name: string }) => o.name)).toEqual(["B", "C"]);
-    expect((await callIdentity("GET", `${path}?limit=0`, { session: user.session })).status).toBe(422);
-    expect((await callIdentity("GET", `${path}?limit=101`, { session: user.session })).status).toBe(422);
+    expect((await callIdentity("GET", `${path}?limit=0`, { session: user.session })).status).toBe(400);
+    expect((await callIdentity("GET", `${path}?limit=101`, { session: user.session })).status).toBe(400);
   });
 });
 
@@ -155,7 +155,7 @@ describe("GET /organizations/:id", () => {
     ).toBe(403);
     expect((await callIdentity("GET", `${path}/${id}`, { session: (await signIn()).session })).status).toBe(403);
     expect((await callIdentity("GET", `${path}/${id}`)).status).toBe(401);
-    expect((await callIdentity("GET", `${path}/not-a-uuid`, { session: owner.session })).status).toBe(422);
+    expect((await callIdentity("GET", `${path}/not-a-uuid`, { session: owner.session })).status).toBe(400);
   });
 });
 

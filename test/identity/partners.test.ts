@@ -52,7 +52,7 @@ describe("operator admin: trusted partners", () => {
         .status,
     ).toBe(404);
     expect((await callIdentity("PUT", `${base}/admin/trusted-partners/nope`, { session: admin.session })).status).toBe(
-      422,
+      400,
     );
     const platform = await createTestOrg({ type: "platform" });
     const user = await memberOf(platform.id, "owner");
@@ -141,7 +141,7 @@ describe("partner provisioning", () => {
     expect((await post(partner.key)).status).toBe(403);
   });
 
-  test("bad bodies are 422", async () => {
+  test("bad bodies are 400", async () => {
     const partner = await enabledPartner();
     const good = provisionBody();
     for (const body of [
@@ -154,7 +154,7 @@ describe("partner provisioning", () => {
       { ...good, domains: Array.from({ length: 21 }, () => uniqueDomain()) },
     ]) {
       expect((await callIdentity("POST", `${base}/partner/organizations`, { key: partner.key, body })).status).toBe(
-        422,
+        400,
       );
     }
     expect((await callIdentity("GET", `${base}/partner/organizations`, { key: partner.key })).body.total).toBe(0);
@@ -186,7 +186,7 @@ describe("partner attestation upgrade", () => {
     expect((await attest(partner.key, orgId, extra)).status).toBe(200);
     expect((await attest(partner.key, orgId, uniqueDomain())).status).toBe(404);
     expect((await attest(partner.key, crypto.randomUUID(), extra)).status).toBe(404);
-    expect((await attest(partner.key, orgId, "localhost")).status).toBe(422);
+    expect((await attest(partner.key, orgId, "localhost")).status).toBe(400);
 
     // An owner the partner did not provision.
     const selfServe = await createTestOrg({ verified: false });

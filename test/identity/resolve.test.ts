@@ -50,7 +50,7 @@ describe("GET /resolve (public)", () => {
       "?domain=",
     ]) {
       const res = await call("GET", `/resolve${query}`);
-      expect(res.status).toBe(422);
+      expect(res.status).toBe(400);
     }
   });
 });

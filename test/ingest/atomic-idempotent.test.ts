@@ -40,7 +40,7 @@ describe("idempotent retry", () => {
 });
 
 describe("atomic refusal", () => {
-  test("one 422 lists every invalid event by index, path and reason; nothing is stored", async () => {
+  test("one 400 lists every invalid event by index, path and reason; nothing is stored", async () => {
     const agent = await createTestOrg({ type: "agent" });
     const events = [
       validEvents.retrieved(domain),
@@ -52,7 +52,7 @@ describe("atomic refusal", () => {
     ];
     const sessionId = crypto.randomUUID();
     const res = await call("POST", "/events", { key: agent.key, body: batch(events, { session_id: sessionId }) });
-    expect(res.status).toBe(422);
+    expect(res.status).toBe(400);
     expect(res.headers.get("content-type")).toContain("application/problem+json");
     expect(res.body.invalid_events).toEqual([1, 3, 4, 5]);
     const paths = res.body.errors.map((e: { path: string }) => e.path);
@@ -71,7 +71,7 @@ describe("atomic refusal", () => {
       key: agent.key,
       body: batch(events, { session_id: crypto.randomUUID() }),
     });
-    expect(res.status).toBe(422);
+    expect(res.status).toBe(400);
     expect(res.body.errors[0].path).toBe("/events");
     expect(await storedEvents(agent.id)).toEqual([]);
   });
@@ -79,6 +79,6 @@ describe("atomic refusal", () => {
   test("an empty event_batch is refused", async () => {
     const agent = await createTestOrg({ type: "agent" });
     const res = await call("POST", "/events", { key: agent.key, body: batch([]) });
-    expect(res.status).toBe(422);
+    expect(res.status).toBe(400);
   });
 });

@@ -53,7 +53,7 @@ describe("POST /events delivery formats", () => {
         session_id: crypto.randomUUID(),
       }),
     });
-    expect(res.status).toBe(422);
+    expect(res.status).toBe(400);
     expect(res.body.errors[0].path).toBe("/events/0/session_id");
   });
 
@@ -106,7 +106,7 @@ describe("POST /events delivery formats", () => {
       key: agent.key,
       body: { document_type: "telemetry", schema_version: "1.0", events: [] },
     });
-    expect(res.status).toBe(422);
+    expect(res.status).toBe(400);
     expect(res.body.errors[0].path).toBe("/document_type");
   });
 
@@ -151,7 +151,7 @@ describe("POST /sessions/start and /sessions/end", () => {
       "ftp://agent.example.com/.well-known/content-telemetry.json",
     ]) {
       const res = await call("POST", "/sessions/start", { key: agent.key, body: { manifest_ref } });
-      expect(res.status).toBe(422);
+      expect(res.status).toBe(400);
       expect(res.body.errors[0].path).toBe("/manifest_ref");
     }
   });
@@ -194,7 +194,7 @@ describe("POST /sessions/start and /sessions/end", () => {
         key: agent.key,
         body: { session_id: body.session_id, outcome },
       });
-      expect(res.status).toBe(422);
+      expect(res.status).toBe(400);
     }
   });
 
@@ -251,7 +251,7 @@ describe("POST /sessions/bulk", () => {
       key: agent.key,
       body: { started_at: ago(10), ended_at: ago(100), events: [] },
     });
-    expect(res.status).toBe(422);
+    expect(res.status).toBe(400);
     expect(res.body.errors[0].path).toBe("/ended_at");
   });
 
@@ -270,7 +270,7 @@ describe("POST /sessions/bulk", () => {
       ],
     ] as const) {
       const res = await call("POST", path, { key: agent.key, body });
-      expect(res.status).toBe(422);
+      expect(res.status).toBe(400);
       expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual(["/ended_at"]);
     }
     expect(await sessionCount(agent.id)).toBe(0);
@@ -304,7 +304,7 @@ describe("POST /sessions/bulk", () => {
       ],
     ] as const) {
       const res = await call("POST", path, { key: agent.key, body });
-      expect({ path, status: res.status }).toEqual({ path, status: 422 });
+      expect({ path, status: res.status }).toEqual({ path, status: 400 });
       expect(res.body.errors).toEqual([
         { path: "/ended_at", message: "is before the start already stored for this session" },
       ]);

@@ -18,7 +18,7 @@ describe("session ownership across organisations", () => {
         validEvents.retrieved(domain, { session_id: body.session_id }),
       ]),
     });
-    expect(res.status).toBe(422);
+    expect(res.status).toBe(400);
     expect(res.body.invalid_events).toEqual([1]);
     expect(res.body.errors).toEqual([
       { path: "/events/1/session_id", message: "is a session of another organisation" },
@@ -41,13 +41,13 @@ describe("session ownership across organisations", () => {
         outcome: { type: "browse" },
       },
     });
-    expect(bulk.status).toBe(422);
+    expect(bulk.status).toBe(400);
     expect(bulk.body.errors[0].path).toBe("/session_id");
     const doc = await call("POST", "/events", {
       key: intruder.key,
       body: { schema_version: "1.0", session_id: body.session_id, events: [validEvents.retrieved(domain)] },
     });
-    expect(doc.status).toBe(422);
+    expect(doc.status).toBe(400);
     expect(await storedSession(body.session_id)).toMatchObject({
       org_id: owner.id,
       agent_id: "owner-agent",
@@ -86,8 +86,8 @@ describe("session ownership across organisations", () => {
     const results = await Promise.all([send(owner.key), send(owner.key), send(other.key), send(owner.key)]);
     const winner = (await storedSession(sessionId))?.org_id;
     const statuses = results.map((r) => r.status);
-    if (winner === owner.id) expect(statuses).toEqual([200, 200, 422, 200]);
-    else expect(statuses).toEqual([422, 422, 200, 422]);
+    if (winner === owner.id) expect(statuses).toEqual([200, 200, 400, 200]);
+    else expect(statuses).toEqual([400, 400, 200, 400]);
     const stored = [...(await storedEvents(owner.id)), ...(await storedEvents(other.id))];
     expect(stored.every((e) => e.org_id === winner)).toBe(true);
   });

@@ -16,10 +16,10 @@ async function postOne(event: Record<string, unknown>, envelope: Record<string, 
   return { res, agent };
 }
 
-/** Expects a 422 naming `path` on event 0 and nothing stored. */
+/** Expects a 400 naming `path` on event 0 and nothing stored. */
 async function expectRefused(event: Record<string, unknown>, path: string, envelope: Record<string, unknown> = {}) {
   const { res, agent } = await postOne(event, envelope);
-  expect(res.status).toBe(422);
+  expect(res.status).toBe(400);
   expect(res.body.code).toBe("validation_failed");
   expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(path);
   expect(res.body.invalid_events).toEqual([0]);
@@ -97,14 +97,14 @@ describe("event types and schema_version", () => {
         key: agent.key,
         body: batch([validEvents.retrieved(domain)], { session_id: crypto.randomUUID(), schema_version: version }),
       });
-      expect(res.status).toBe(422);
+      expect(res.status).toBe(400);
       expect(res.body.errors[0].path).toBe("/schema_version");
     }
     const missing = await call("POST", "/events", {
       key: agent.key,
       body: { document_type: "event_batch", events: [validEvents.retrieved(domain)] },
     });
-    expect(missing.status).toBe(422);
+    expect(missing.status).toBe(400);
   });
 });
 
@@ -161,9 +161,9 @@ describe("v1 structural rules", () => {
       expect(res.status).toBe(200);
     }
     const agentRetrieval = await post(validEvents.retrieved(domain));
-    expect(agentRetrieval.status).toBe(422);
+    expect(agentRetrieval.status).toBe(400);
     expect(agentRetrieval.body.errors[0].path).toBe("/events/0/session_id");
-    expect((await post(validEvents.cited(domain))).status).toBe(422);
+    expect((await post(validEvents.cited(domain))).status).toBe(400);
     const stored = await storedEvents(agent.id);
     expect(stored.map((e) => e.content_telemetry_id)).toEqual(["ctid-1", "ctid-1", "ctid-1"]);
     expect(stored.every((e) => e.session_id === null)).toBe(true);

@@ -95,7 +95,7 @@ describe("registering a participant manifest", () => {
       "nope",
     ]) {
       const res = await register(admin, url);
-      expect({ url, status: res.status, path: res.body.errors?.[0]?.path }).toEqual({ url, status: 422, path: "/url" });
+      expect({ url, status: res.status, path: res.body.errors?.[0]?.path }).toEqual({ url, status: 400, path: "/url" });
     }
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { grantDelegation, revokeDelegation } from "../../src/modules/delegations/service.ts";
 import { insertEvents } from "../support/events.ts";
-import { createTestOrg, type TestOrg, uniqueDomain } from "../support/fixtures.ts";
+import { createTestOrg, type TestOrg, testChange, uniqueDomain } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { figuresOf } from "../support/reads-reference.ts";
 import { testRuntime } from "../support/runtime.ts";
@@ -67,7 +67,7 @@ describe("content-owner read access", () => {
     await expectForbidden(owner.key, "domain=example.com", "domain_not_bound");
   });
 
-  test("domain is matched in canonical form (case, trailing dot, IDN); a value that is no host name is 422", async () => {
+  test("domain is matched in canonical form (case, trailing dot, IDN); a value that is no host name is 400", async () => {
     const { ctx } = await testRuntime();
     const { owner, reporter } = await ownerWithEvents();
     await insertEvents(ctx.sql, [
@@ -90,7 +90,7 @@ describe("content-owner read access", () => {
       const res = await call("GET", `/content-owners/events?domain=${domain}`, { key: owner.key });
       expect({ domain, status: res.status, fields: res.body.errors?.map((e: { path: string }) => e.path) }).toEqual({
         domain,
-        status: 422,
+        status: 400,
         fields: ["/domain"],
       });
     }
@@ -144,7 +144,11 @@ describe("content-owner read access", () => {
     await expectForbidden(platform.key, "", "delegation_required");
     await expectForbidden(platform.key, query, "no_active_delegation");
 
-    const delegation = await grantDelegation(ctx.sql, { grantorOrgId: owner.id, granteeOrgId: platform.id });
+    const delegation = await grantDelegation(ctx.sql, {
+      grantorOrgId: owner.id,
+      granteeOrgId: platform.id,
+      ...testChange(),
+    });
     for (const path of ["summary", "events", "urls", "timeseries"]) {
       const asOwner = await call("GET", `/content-owners/${path}`, { key: owner.key });
       const delegated = await call("GET", `/content-owners/${path}?${query}`, { key: platform.key });
@@ -164,7 +168,7 @@ describe("content-owner read access", () => {
     await expectForbidden(bystander.key, query, "no_active_delegation");
     await expectForbidden(await platform.keyWith(["telemetry:write"]), query, "missing_scope");
 
-    await revokeDelegation(ctx.sql, delegation.id);
+    await revokeDelegation(ctx.sql, { id: delegation.id, ...testChange() });
     await expectForbidden(platform.key, query, "no_active_delegation");
   });
 

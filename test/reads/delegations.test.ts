@@ -1,22 +1,24 @@
 import { describe, expect, test } from "bun:test";
-import {
-  DelegationConflictError,
-  findActiveDelegation,
-  grantDelegation,
-  InvalidDelegationError,
-  revokeDelegation,
-} from "../../src/modules/delegations/service.ts";
-import { OrganizationNotFoundError } from "../../src/modules/keys/service.ts";
-import { createTestOrg } from "../support/fixtures.ts";
+import type { ProblemError, problemCodes } from "../../src/core/problem.ts";
+import { findActiveDelegation, grantDelegation, revokeDelegation } from "../../src/modules/delegations/service.ts";
+import { createTestOrg, testChange } from "../support/fixtures.ts";
 import { rejectionOf } from "../support/rejection.ts";
 import { testRuntime } from "../support/runtime.ts";
 
-describe("delegations", () => {
-  test("a grant defaults to telemetry:read, is unique per active pair, and revocation is idempotent", async () => {
+/**
+ * The service calls as the operator CLI makes them (the HTTP routes are in
+ * test/identity/delegations.test.ts): any grantor, and revocation by id alone.
+ */
+describe("delegation service", () => {
+  test("a grant defaults to telemetry:read, is unique per active pair, and revocation by id is idempotent", async () => {
     const { ctx } = await testRuntime();
     const owner = await createTestOrg();
     const platform = await createTestOrg({ type: "platform" });
-    const granted = await grantDelegation(ctx.sql, { grantorOrgId: owner.id, granteeOrgId: platform.id });
+    const granted = await grantDelegation(ctx.sql, {
+      grantorOrgId: owner.id,
+      granteeOrgId: platform.id,
+      ...testChange(),
+    });
     expect(granted).toMatchObject({
       grantor_org_id: owner.id,
       grantee_org_id: platform.id,
@@ -24,40 +26,41 @@ describe("delegations", () => {
     });
     expect(granted.revoked_at).toBeNull();
     expect(await findActiveDelegation(ctx.sql, owner.id, platform.id)).toEqual(granted);
-    expect(
-      await rejectionOf(grantDelegation(ctx.sql, { grantorOrgId: owner.id, granteeOrgId: platform.id })),
-    ).toBeInstanceOf(DelegationConflictError);
+    const conflict = (await rejectionOf(
+      grantDelegation(ctx.sql, { grantorOrgId: owner.id, granteeOrgId: platform.id, ...testChange() }),
+    )) as ProblemError;
+    expect(conflict.code).toBe("delegation_exists");
 
-    const revoked = await revokeDelegation(ctx.sql, granted.id);
+    const revoked = await revokeDelegation(ctx.sql, { id: granted.id, ...testChange() });
     expect(revoked?.revoked_at).toBeInstanceOf(Date);
-    expect((await revokeDelegation(ctx.sql, granted.id))?.revoked_at).toEqual(revoked?.revoked_at as Date);
+    const again = await revokeDelegation(ctx.sql, { id: granted.id, ...testChange() });
+    expect(again?.revoked_at).toEqual(revoked?.revoked_at as Date);
     expect(await findActiveDelegation(ctx.sql, owner.id, platform.id)).toBeUndefined();
-    expect(await revokeDelegation(ctx.sql, crypto.randomUUID())).toBeUndefined();
-    // Only the grantor's own delegation matches when the grantor is given.
-    const again = await grantDelegation(ctx.sql, {
-      grantorOrgId: owner.id,
-      granteeOrgId: platform.id,
-      scopes: ["telemetry:read"],
-    });
-    expect(await revokeDelegation(ctx.sql, again.id, platform.id)).toBeUndefined();
-    expect(await findActiveDelegation(ctx.sql, owner.id, platform.id)).toEqual(again);
+    expect(await revokeDelegation(ctx.sql, { id: crypto.randomUUID(), ...testChange() })).toBeUndefined();
+    const [audit] = await ctx.sql<{ actor_type: string; actor_label: string }[]>`
+      SELECT actor_type, actor_label FROM audit_events WHERE target_id = ${granted.id} AND action = 'delegation.revoked'`;
+    expect(audit).toEqual({ actor_type: "system", actor_label: "test" });
   });
 
-  test("grants that cannot exist are refused", async () => {
+  test("grants that cannot exist are refused with the code HTTP would answer, and nothing is stored", async () => {
     const { ctx } = await testRuntime();
     const owner = await createTestOrg();
     const otherOwner = await createTestOrg();
     const agent = await createTestOrg({ type: "agent" });
-    const cases: [Parameters<typeof grantDelegation>[1], unknown][] = [
-      [{ grantorOrgId: owner.id, granteeOrgId: agent.id, scopes: ["telemetry:write"] }, InvalidDelegationError],
-      [{ grantorOrgId: owner.id, granteeOrgId: agent.id, scopes: [] }, InvalidDelegationError],
-      [{ grantorOrgId: owner.id, granteeOrgId: owner.id }, InvalidDelegationError],
-      [{ grantorOrgId: agent.id, granteeOrgId: owner.id }, InvalidDelegationError],
-      [{ grantorOrgId: owner.id, granteeOrgId: otherOwner.id }, InvalidDelegationError],
-      [{ grantorOrgId: owner.id, granteeOrgId: crypto.randomUUID() }, OrganizationNotFoundError],
+    const cases: [Parameters<typeof grantDelegation>[1], keyof typeof problemCodes][] = [
+      [
+        { grantorOrgId: owner.id, granteeOrgId: agent.id, scopes: ["telemetry:write"], ...testChange() },
+        "validation_failed",
+      ],
+      [{ grantorOrgId: owner.id, granteeOrgId: agent.id, scopes: [], ...testChange() }, "validation_failed"],
+      [{ grantorOrgId: owner.id, granteeOrgId: owner.id, ...testChange() }, "invalid_grantee"],
+      [{ grantorOrgId: agent.id, granteeOrgId: owner.id, ...testChange() }, "content_owner_only"],
+      [{ grantorOrgId: owner.id, granteeOrgId: otherOwner.id, ...testChange() }, "invalid_grantee"],
+      [{ grantorOrgId: owner.id, granteeOrgId: crypto.randomUUID(), ...testChange() }, "organization_not_found"],
+      [{ grantorOrgId: crypto.randomUUID(), granteeOrgId: agent.id, ...testChange() }, "organization_not_found"],
     ];
-    for (const [input, error] of cases) {
-      expect(await rejectionOf(grantDelegation(ctx.sql, input))).toBeInstanceOf(error as typeof Error);
+    for (const [input, code] of cases) {
+      expect(((await rejectionOf(grantDelegation(ctx.sql, input))) as ProblemError).code).toBe(code);
     }
     expect(await findActiveDelegation(ctx.sql, owner.id, agent.id)).toBeUndefined();
   });

@@ -86,7 +86,7 @@ describe("export", () => {
       const res = await download(`/agent/export?format=${format}&agent_id=a%00b`, platform.key);
       expect({ format, status: res.status, type: res.type }).toEqual({
         format,
-        status: 422,
+        status: 400,
         type: "application/problem+json",
       });
       expect(JSON.parse(res.text).code).toBe("invalid_text");

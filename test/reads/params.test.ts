@@ -5,13 +5,13 @@ import { call } from "../support/http.ts";
 
 async function expectInvalid(path: string, key: string, field: string) {
   const res = await call("GET", path, { key });
-  expect({ path, status: res.status }).toEqual({ path, status: 422 });
+  expect({ path, status: res.status }).toEqual({ path, status: 400 });
   expect(res.body.code).toBe("validation_failed");
   expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(field);
 }
 
 describe("read parameters", () => {
-  test("unparsable times, since after until, negative offsets and oversized pages are 422 naming the field", async () => {
+  test("unparsable times, since after until, negative offsets and oversized pages are 400 naming the field", async () => {
     const owner = await createTestOrg();
     for (const prefix of ["/content-owners", "/agent"]) {
       await expectInvalid(`${prefix}/summary?since=yesterday`, owner.key, "/since");

@@ -48,16 +48,23 @@ describe("aggregate refresh job", () => {
     expect(Number(row?.n)).toBe(2);
   });
 
-  test("the service schedules the engine's upkeep: stand-ins on the embedded engine, none on a server", async () => {
+  test("the service schedules its jobs and the engine's upkeep: stand-ins on the embedded engine, none on a server", async () => {
     const { ctx, db } = await testRuntime();
     const upkeep = db.maintenance.map((job) => job.name);
     expect(upkeep).toEqual(db.kind === "embedded" ? ["refresh-aggregates", "events-compression"] : []);
     const jobs = startJobs(ctx);
     try {
-      const own = ["sign-in-purge", "manifest-refresh", "expire-click-tokens"];
+      const own = [
+        "sign-in-purge",
+        "manifest-refresh",
+        "expire-click-tokens",
+        "expire-delegation-requests",
+        "webhook-sweep",
+        "webhook-purge",
+      ];
       expect(scheduledJobs.map((job) => job.name).sort()).toEqual([...own, ...upkeep].sort());
     } finally {
-      jobs.stop();
+      await jobs.stop();
     }
     expect(scheduledJobs).toEqual([]);
   });

@@ -1,3 +1,4 @@
+import type { AuditActor } from "../../src/core/caller.ts";
 import type { OrgType } from "../../src/core/organizations.ts";
 import type { Sql } from "../../src/db/sql.ts";
 import { registerDomain, verifyDomain } from "../../src/modules/domains/service.ts";
@@ -38,4 +39,9 @@ export async function createTestOrg(
   }
   const keyWith = async (scopes: string[] | null) => (await createApiKey(sql, { orgId: org.id, scopes })).key;
   return { id: org.id, type, domain, key: await keyWith(null), keyWith };
+}
+
+/** Who a change a test makes through a service is attributed to, and when it happens (now, unless given). */
+export function testChange(now = new Date()): { actor: AuditActor; now: Date } {
+  return { actor: { type: "system", id: null, label: "test" }, now };
 }

@@ -1,14 +1,28 @@
-import {
-  type Delegation,
-  grantDelegation,
-  InvalidDelegationError,
-  revokeDelegation,
-} from "../../modules/delegations/service.ts";
-import { OrganizationNotFoundError } from "../../modules/keys/service.ts";
+import type { AuditActor } from "../../core/caller.ts";
+import { ProblemError } from "../../core/problem.ts";
+import { type Delegation, grantDelegation, revokeDelegation } from "../../modules/delegations/service.ts";
 import { defineCommand, requireUuid, UsageError } from "../command.ts";
 
 const describeDelegation = (d: Delegation) =>
   `delegation ${d.id}: ${d.grantor_org_id} → ${d.grantee_org_id}  scopes=[${d.scopes.join(",")}]  created=${d.created_at.toISOString()}${d.revoked_at ? `  revoked=${d.revoked_at.toISOString()}` : ""}`;
+
+/** How the audit trail names changes made with the operator CLI. */
+const operatorCli: AuditActor = { type: "system", id: null, label: "operator CLI" };
+
+/**
+ * Runs the same service code as the HTTP routes: a refusal of the input (4xx but
+ * a conflict) is a usage error (exit 2); a conflict with the stored state exits 1.
+ */
+async function asCommand<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ProblemError && error.status < 500 && error.status !== 409) {
+      throw new UsageError(error.detail ?? error.code);
+    }
+    throw error;
+  }
+}
 
 export const delegationCommands = [
   defineCommand({
@@ -23,14 +37,9 @@ export const delegationCommands = [
       const grantorOrgId = requireUuid(o, "grantor");
       const granteeOrgId = requireUuid(o, "grantee");
       const scopes = typeof o.scopes === "string" ? o.scopes.split(",").map((s) => s.trim()) : undefined;
-      try {
-        return await grantDelegation(sql, { grantorOrgId, granteeOrgId, scopes });
-      } catch (error) {
-        if (error instanceof InvalidDelegationError || error instanceof OrganizationNotFoundError) {
-          throw new UsageError(error.message);
-        }
-        throw error;
-      }
+      return asCommand(() =>
+        grantDelegation(sql, { grantorOrgId, granteeOrgId, scopes, actor: operatorCli, now: new Date() }),
+      );
     },
     describe: describeDelegation,
   }),
@@ -40,7 +49,7 @@ export const delegationCommands = [
     options: { id: { type: "string", required: true, description: "delegation id" } },
     async run(sql, o) {
       const id = requireUuid(o, "id");
-      const delegation = await revokeDelegation(sql, id);
+      const delegation = await revokeDelegation(sql, { id, actor: operatorCli, now: new Date() });
       if (!delegation) throw new UsageError(`no delegation with id ${id}`);
       return delegation;
     },

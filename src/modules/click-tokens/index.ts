@@ -15,7 +15,7 @@ import { clickTokenPrefix, issueClickToken } from "./service.ts";
 const standardToken = /^ct_[A-Za-z0-9_-]{8,240}$/;
 const ownToken = /^ctx_[A-Za-z0-9_-]{43}$/;
 
-/** A token this service cannot have issued: 422 naming the path parameter, before any lookup. */
+/** A token this service cannot have issued: 400 (malformed) or 422 (another issuer's) naming the path parameter, before any lookup. */
 function refuseForeignToken(token: string): void {
   if (ownToken.test(token)) return;
   if (standardToken.test(token)) {
@@ -78,7 +78,7 @@ export const clickTokensModule = (ctx: AppContext) =>
         response: ClickManifest,
         detail: {
           summary: "Resolve a click token to its click manifest",
-          description: `Platform or agent key with telemetry:read, rate-limited per key (RATE_LIMIT_CLICK_LOOKUP_PER_SECOND). 404 click_token_not_found alike for an unknown or expired token and for a token whose issuing organisation has not enabled share_sessions_via_click_tokens. The manifest holds only content_grounded, content_cited and content_presented events whose content_url lies on a verified domain whose owner enabled visible_in_click_token_lookups; never turn objects, never the session id. Conversation-derived data fields follow the session's privacy_level; content_url is always visible. At most ${maxManifestEvents} events. A malformed token is 422 validation_failed, a standard ct_ token of another issuer 422 foreign_click_token. Each answered lookup is counted (GET /click-tokens/lookups).`,
+          description: `Platform or agent key with telemetry:read, rate-limited per key (RATE_LIMIT_CLICK_LOOKUP_PER_SECOND). 404 click_token_not_found alike for an unknown or expired token and for a token whose issuing organisation has not enabled share_sessions_via_click_tokens. The manifest holds only content_grounded, content_cited and content_presented events whose content_url lies on a verified domain whose owner enabled visible_in_click_token_lookups; never turn objects, never the session id. Conversation-derived data fields follow the session's privacy_level; content_url is always visible. At most ${maxManifestEvents} events. A malformed token is 400 validation_failed, a standard ct_ token of another issuer 422 foreign_click_token. Each answered lookup is counted (GET /click-tokens/lookups).`,
         },
       },
     )

@@ -48,7 +48,7 @@ export const domainsModule = (ctx: AppContext) =>
         detail: {
           summary: "Register a domain (registered, not verified; repeating it answers the same record)",
           description:
-            "Owner/admin session or identity:write key of a content owner. IPs, localhost and public suffixes are refused (422 invalid_domain).",
+            "Owner/admin session or identity:write key of a content owner. IPs, localhost and public suffixes are refused (400 invalid_domain).",
         },
       },
     )

@@ -27,10 +27,10 @@ const signatureText =
   "Signed telemetry: an optional Content-Telemetry-Signature header carries a detached compact JWS (alg EdDSA, kid = a key id of the reporter's registered manifest) over the exact request body. Every stored event records signature_status: verified, unverified (unsigned, or no valid manifest), invalid, unknown_key or expired_key. An invalid signature is accepted and marked, never rejected (the standard makes signing informational, sections 8.4 and 8.7).";
 
 const atomicText =
-  "A request with any invalid event is refused whole with 422 (`errors` lists each failing field by path such as /events/3/type, `invalid_events` the indexes); nothing of it is stored. An event id already stored for the reporting organisation (same id and timestamp) is skipped and not counted, so retries are safe.";
+  "A request with any invalid event is refused whole with 400 (`errors` lists each failing field by path such as /events/3/type, `invalid_events` the indexes); nothing of it is stored. An event id already stored for the reporting organisation (same id and timestamp) is skipped and not counted, so retries are safe.";
 
 // The documents' own models are applied per event inside the pipeline so that one
-// 422 can list every invalid event; they are shown to OpenAPI as the request body.
+// 400 can list every invalid event; they are shown to OpenAPI as the request body.
 const jsonBody = (schema: TSchema) => ({ required: true, content: { "application/json": { schema } } });
 
 export const ingestModule = (ctx: AppContext) => {

@@ -248,7 +248,7 @@ function earliest(events: CheckedEvent[]): Date | null {
   return first;
 }
 
-/** Names each event (or the document) whose session belongs to another organisation, and refuses with 422. */
+/** Names each event (or the document) whose session belongs to another organisation, and refuses with 400. */
 async function refuseForeignSessions(
   sql: Sql,
   orgId: string,

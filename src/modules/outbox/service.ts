@@ -1,10 +1,14 @@
 import type { Queryable } from "../../db/sql.ts";
 
-export type IdentityEventType =
-  | "invite.claimed"
-  | "delegation.created"
-  | "delegation.revoked"
-  | "delegation_request.created";
+/** The events organisations can subscribe webhooks to (interface spec, Webhook events). */
+export const identityEventTypes = [
+  "delegation.created",
+  "delegation.revoked",
+  "delegation_request.created",
+  "invite.claimed",
+] as const;
+
+export type IdentityEventType = (typeof identityEventTypes)[number];
 
 /**
  * Records an event for an organisation's webhooks in the caller's transaction,

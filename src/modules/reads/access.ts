@@ -63,7 +63,7 @@ export async function resolveOwnerScope(
 /**
  * `domain` in the form verified domains and event hosts are stored in (lower
  * case, no trailing dot, IDN as punycode), so that it matches them; anything
- * that is not a host name is 422 naming the field.
+ * that is not a host name is 400 naming the field.
  */
 function canonicalDomain(input: string): string {
   try {

@@ -121,7 +121,7 @@ const readRoutes = (ctx: AppContext, view: ReadView) => {
           response: Timeseries,
           detail: {
             summary: `Events per bucket and type, and sessions per bucket, of ${of} (non-empty buckets only)`,
-            description: `interval hour, day (default), week or month (UTC). One request spans at most ${maxTimeseriesBuckets} buckets of its interval (422 naming since otherwise).`,
+            description: `interval hour, day (default), week or month (UTC). One request spans at most ${maxTimeseriesBuckets} buckets of its interval (400 naming since otherwise).`,
           },
         },
       )

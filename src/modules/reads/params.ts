@@ -36,7 +36,7 @@ function timeError(field: string, value: string | undefined, parsed: Date | null
 /**
  * The period of a read: `since` omitted is the beginning of time (reported as
  * 1970-01-01T00:00:00Z), `until` omitted is open-ended. Unparsable times, times
- * outside the years 0001 to 9999 UTC, and since after until are 422 naming the field.
+ * outside the years 0001 to 9999 UTC, and since after until are 400 naming the field.
  */
 export function parseRange(query: { since?: string; until?: string }): Range {
   const errors: FieldError[] = [];
@@ -65,7 +65,7 @@ const approximateBucketMs: Record<Interval, number> = {
 
 /**
  * The period of a timeseries, which may span at most `maxTimeseriesBuckets`
- * buckets of its interval (until omitted counts up to now); longer is 422 naming
+ * buckets of its interval (until omitted counts up to now); longer is 400 naming
  * `since`, so the caller narrows the range or picks a coarser interval.
  */
 export function parseTimeseriesRange(query: { since?: string; until?: string }, interval: Interval): Range {

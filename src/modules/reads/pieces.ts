@@ -17,6 +17,9 @@ export interface PieceSource {
   rawFilter: Fragment;
 }
 
+/** Families that roll up only events with a URL (sql/031). */
+const urlFamilies: ReadonlySet<RollupFamily> = new Set(["events_by_url", "events_by_reporter_url"]);
+
 export function pieceSource(sql: Sql, family: RollupFamily, piece: Piece): PieceSource {
   if (piece.level !== "raw") {
     return {
@@ -32,7 +35,7 @@ export function pieceSource(sql: Sql, family: RollupFamily, piece: Piece): Piece
     time: sql`event_time`,
     measure: (measure) => measure.raw,
     lastSeen: sql`max(event_time)`,
-    rawFilter: family === "events_by_host" ? sql`true` : sql`content_url IS NOT NULL`,
+    rawFilter: urlFamilies.has(family) ? sql`content_url IS NOT NULL` : sql`true`,
   };
 }
 

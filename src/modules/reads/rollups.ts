@@ -1,8 +1,17 @@
 import type { Sql } from "../../db/sql.ts";
 import type { Level, StaleRange } from "./plan.ts";
 
-/** The three families of continuous aggregates (sql/031), each at every level, counting events and sessions. */
-export const rollupFamilies = ["events_by_host", "events_by_url", "events_by_reporter_url"] as const;
+/**
+ * The families of continuous aggregates, each at every level, counting events and
+ * sessions: per host with every breakdown, per URL, per reporter and URL (sql/031),
+ * and per host and type alone, for owners' timeseries (sql/060).
+ */
+export const rollupFamilies = [
+  "events_by_host",
+  "events_by_url",
+  "events_by_reporter_url",
+  "events_by_host_type",
+] as const;
 export type RollupFamily = (typeof rollupFamilies)[number];
 
 export const rollupLevels: readonly Level["name"][] = ["hour", "day", "month"];

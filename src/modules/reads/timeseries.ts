@@ -26,9 +26,11 @@ interface BucketRow {
 export async function timeseries(sql: Sql, scope: ReadScope, range: Range, interval: Interval) {
   const resolved = await resolve(sql, scope);
   const order = timeseriesLevels[interval];
-  const pieces = plan(resolved, "events_by_host", range, order);
+  // Owners need no breakdown by reporter or role here: the lean family (sql/060) has what they need.
+  const family = scope.view === "owner" ? "events_by_host_type" : "events_by_host";
+  const pieces = plan(resolved, family, range, order);
   const counting = "union" in resolved.sessions ? undefined : resolved.sessions;
-  const union = unionOfPieces(sql, "events_by_host", pieces, (source, inRange) => {
+  const union = unionOfPieces(sql, family, pieces, (source, inRange) => {
     const sessions = counting ? source.measure(counting.total) : sql`0`;
     return sql`
       SELECT date_trunc(${interval}, ${source.time}, 'UTC') AS b, event_type,

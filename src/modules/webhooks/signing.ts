@@ -1,0 +1,58 @@
+import { createHmac } from "node:crypto";
+import { randomToken } from "../../core/secrets.ts";
+
+/**
+ * What a delivery looks like on the wire (interface spec, Webhook delivery envelope
+ * and delivery rules 1-3): a JSON envelope, signed with HMAC-SHA256 over
+ * `{timestamp}.{body}` keyed with the endpoint's secret (the whole `whsec_…` string
+ * as UTF-8 bytes), hex-encoded.
+ */
+export const secretPrefix = "whsec_";
+
+/** A new signing secret: `whsec_` and 32 random bytes in base64url (43 characters). */
+export const newSigningSecret = () => `${secretPrefix}${randomToken()}`;
+
+export interface Envelope {
+  id: string;
+  type: string;
+  created_at: string;
+  data: Record<string, unknown>;
+}
+
+/** The exact body sent: the envelope with its fields in the documented order. */
+export function envelopeBody(envelope: Envelope): string {
+  return JSON.stringify({
+    id: envelope.id,
+    type: envelope.type,
+    created_at: envelope.created_at,
+    data: envelope.data,
+  });
+}
+
+/** Hex HMAC-SHA256 of `{timestamp}.{body}` keyed with `secret`. */
+export function signPayload(secret: string, timestamp: number, body: string): string {
+  return createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
+}
+
+/**
+ * The headers of one attempt. `secrets` is the current secret, then, during a
+ * rotation's overlap, the previous one: X-Svc-Signature then carries one
+ * signature per secret separated by a space (as Standard Webhooks does), so a
+ * receiver still holding the old secret keeps verifying.
+ */
+export function deliveryHeaders(input: {
+  deliveryId: string;
+  eventType: string;
+  timestamp: number;
+  body: string;
+  secrets: readonly string[];
+}): Record<string, string> {
+  return {
+    "content-type": "application/json",
+    "user-agent": "content-telemetry-webhooks/1",
+    "x-svc-signature": input.secrets.map((secret) => signPayload(secret, input.timestamp, input.body)).join(" "),
+    "x-svc-timestamp": String(input.timestamp),
+    "x-svc-event-type": input.eventType,
+    "x-svc-delivery-id": input.deliveryId,
+  };
+}

@@ -1,0 +1,95 @@
+import { expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { serviceEnv, startService } from "../support/service-process.ts";
+import { startReceiver, testCertificate } from "../support/webhooks.ts";
+
+const root = join(import.meta.dir, "../..");
+
+/** HMAC-SHA256 hex with WebCrypto, independent of the service's code. */
+async function hmacHex(secret: string, message: string): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  return Buffer.from(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message))).toString("hex");
+}
+
+test("a service process on the embedded engine keeps its webhook key in DATA_DIR and delivers with its own sweep", async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), "svc-webhooks-"));
+  const hooks = startReceiver();
+  const env = serviceEnv({
+    DATABASE_URL: "",
+    DATA_DIR: dataDir,
+    WEBHOOK_SECRET_KEY: "",
+    WEBHOOK_ALLOW_LOOPBACK: "true",
+    WEBHOOK_CA_FILE: testCertificate().certFile,
+    WEBHOOK_SWEEP_CRON: "* * * * * *",
+  });
+  const cli = async (...args: string[]) => {
+    const proc = Bun.spawn([process.execPath, "src/cli/index.ts", ...args, "--json"], {
+      cwd: root,
+      env,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    expect(code).toBe(0);
+    return JSON.parse(out);
+  };
+  /** Pings the endpoint and waits for the receiver to get the delivery. */
+  const pingAndReceive = async (base: string, key: string, id: string) => {
+    const before = hooks.received.length;
+    const res = await fetch(`${base}/api/v1/identity/webhooks/${id}/ping`, {
+      method: "POST",
+      headers: { "x-api-key": key },
+    });
+    expect(res.status).toBe(202);
+    for (let waited = 0; hooks.received.length === before && waited < 10_000; waited += 50) await Bun.sleep(50);
+    return hooks.received[before];
+  };
+
+  let service = await startService(env);
+  try {
+    // The test-only allowance is announced loudly.
+    expect(
+      service.logs.some((l) => l.level === "warn" && String(l.msg).startsWith("WEBHOOK_ALLOW_LOOPBACK is on")),
+    ).toBe(true);
+    const keyFile = join(dataDir, "webhook-secret.key");
+    expect(existsSync(keyFile)).toBe(true);
+    const generated = readFileSync(keyFile, "utf8");
+
+    const org = await cli("org", "create", "--name", "Hooks", "--type", "platform");
+    const { key } = await cli("key", "create", "--org", org.id, "--scopes", "identity:read,identity:write");
+    const created = await fetch(`${service.base}/api/v1/identity/webhooks`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key },
+      body: JSON.stringify({ url: hooks.url("/live"), event_types: ["delegation.created"] }),
+    });
+    expect(created.status).toBe(201);
+    const { id, secret } = (await created.json()) as { id: string; secret: string };
+
+    const first = await pingAndReceive(service.base, key, id);
+    expect(first?.headers["x-svc-signature"]).toBe(
+      await hmacHex(secret, `${first?.headers["x-svc-timestamp"]}.${first?.body}`),
+    );
+
+    // After a restart the same key opens the stored secret: deliveries are still signed with it.
+    expect(await service.stop("SIGTERM")).toBe(0);
+    service = await startService(env);
+    expect(readFileSync(keyFile, "utf8")).toBe(generated);
+    const second = await pingAndReceive(service.base, key, id);
+    expect(second?.headers["x-svc-signature"]).toBe(
+      await hmacHex(secret, `${second?.headers["x-svc-timestamp"]}.${second?.body}`),
+    );
+  } finally {
+    await service.stop("SIGTERM");
+    hooks.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}, 120_000);
