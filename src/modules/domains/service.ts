@@ -2,7 +2,7 @@ import postgres from "postgres";
 import { normalizeDomain } from "../../core/hosts.ts";
 import type { Queryable } from "../../db/sql.ts";
 
-export const verificationMethods = ["dns_txt", "https_file", "partner_attestation", "operator"] as const;
+export const verificationMethods = ["dns_txt", "https_file", "manifest", "partner_attestation", "operator"] as const;
 export type VerificationMethod = (typeof verificationMethods)[number];
 
 export interface Domain {
