@@ -1,10 +1,11 @@
 import { describe, expect, test } from "bun:test";
+import { maxManifestEvents } from "../../src/modules/click-tokens/manifest.ts";
 import { registerDomain } from "../../src/modules/domains/service.ts";
 import { agentSessionWithToken, setFlag, visibleOwner } from "../support/click-manifests.ts";
 import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
-import { ago, validEvents } from "../support/telemetry-events.ts";
+import { ago, batch, validEvents } from "../support/telemetry-events.ts";
 
 const resolve = (key: string, token: string) => call("GET", `/ctx/${token}`, { key });
 
@@ -193,6 +194,32 @@ describe("GET /ctx/{token}", () => {
     expect(refused.status).toBe(403);
     expect(refused.body.code).toBe("platform_key_required");
   });
+
+  test(`a session with more than ${maxManifestEvents} manifest events shows the first ${maxManifestEvents}, marked truncated`, async () => {
+    const owner = await visibleOwner();
+    const grounded = (index: number) =>
+      validEvents.grounded(owner.domain, {
+        content_url: `https://${owner.domain}/a/${index}`,
+        timestamp: ago(5000 - index),
+      });
+    const firstBatch = Array.from({ length: maxManifestEvents }, (_, index) => grounded(index));
+    const { agent, sessionId, token } = await agentSessionWithToken({
+      clickUrl: `https://${owner.domain}/a/0`,
+      events: firstBatch,
+    });
+    const more = await call("POST", "/events", {
+      key: agent.key,
+      body: batch([grounded(maxManifestEvents)], { session_id: sessionId }),
+    });
+    expect(more.status).toBe(200);
+    const network = await createTestOrg({ type: "platform" });
+    const res = await resolve(network.key, token);
+    expect(res.status).toBe(200);
+    expect(res.body.truncated).toBe(true);
+    expect(res.body.events).toHaveLength(maxManifestEvents);
+    expect(res.body.events.at(-1).content_url).toBe(`https://${owner.domain}/a/${maxManifestEvents - 1}`);
+    expect(res.body.content_urls_grounded).toHaveLength(maxManifestEvents);
+  }, 30_000);
 });
 
 describe("lookup counts", () => {

@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { manifestFetchLimits } from "../../src/modules/manifests/fetch.ts";
+import { manifestPath } from "../../src/modules/manifests/model.ts";
 import { refreshDueManifests } from "../../src/modules/manifests/service.ts";
 import { publishFile } from "../support/domain-probe.ts";
 import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
@@ -86,6 +88,22 @@ describe("registering a participant manifest", () => {
     }
     expect((await callIdentity("GET", "/api/v1/identity/manifest", { key: admin })).status).toBe(404);
   });
+
+  test("a manifest slower than the fetch limit is refused as unreachable, without a hang", async () => {
+    const host = uniqueDomain("slow");
+    const url = `https://${host}${manifestPath}`;
+    // Three times the limit: an answer that waited for it would take far longer than the limit.
+    publishFile(host, manifestPath, {
+      body: JSON.stringify(manifestFor(host)),
+      delayMs: 3 * manifestFetchLimits.timeoutMs,
+    });
+    const { admin } = await orgWithWriteKey();
+    const started = performance.now();
+    const res = await register(admin, url);
+    expect(performance.now() - started).toBeLessThan(2 * manifestFetchLimits.timeoutMs);
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({ code: "manifest_unusable", manifest_status: "unreachable" });
+  }, 30_000);
 
   test("a manifest URL must be https and end in the well-known path", async () => {
     const { admin } = await orgWithWriteKey();
