@@ -1,3 +1,5 @@
+import { Type } from "@sinclair/typebox";
+
 /**
  * What the service knows of a stored event's signature:
  * - verified: the signature checks out under a live key of the reporter's manifest;
@@ -6,4 +8,11 @@
  * - unknown_key: `kid` names no key of the reporter's manifest;
  * - expired_key: the key's `expires` has passed.
  */
-export type SignatureStatus = "verified" | "unverified" | "invalid" | "unknown_key" | "expired_key";
+export const SignatureStatus = Type.Union([
+  Type.Literal("verified"),
+  Type.Literal("unverified"),
+  Type.Literal("invalid"),
+  Type.Literal("unknown_key"),
+  Type.Literal("expired_key"),
+]);
+export type SignatureStatus = typeof SignatureStatus.static;
