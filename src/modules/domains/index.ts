@@ -5,7 +5,7 @@ import { invalid, problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { recordAudit } from "../audit/service.ts";
-import { checkManifestClaim } from "../manifests/domain-claim.ts";
+import { checkManifestClaim } from "../manifests/service.ts";
 import { DomainBody, DomainParams, DomainRecord, domainOnWire, VerifyBody } from "./model.ts";
 import {
   countDomains,

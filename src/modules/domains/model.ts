@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { manifestClaimInstructions } from "../manifests/domain-claim.ts";
+import { manifestClaimInstructions } from "../manifests/service.ts";
 import type { Domain } from "./service.ts";
 import { challengeInstructions } from "./verification.ts";
 

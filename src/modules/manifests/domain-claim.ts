@@ -2,7 +2,7 @@ import type { AppContext } from "../../context.ts";
 import { isWithinDomain } from "../../core/hosts.ts";
 import { fetchManifest } from "./fetch.ts";
 import { manifestPath } from "./model.ts";
-import { findManifest, storeManifest } from "./service.ts";
+import { findManifest, storeManifest } from "./records.ts";
 import { verifyDetachedJws } from "./signatures.ts";
 
 /** What an owner does to verify `domain` through its manifest (shown beside the DNS and file instructions). */
