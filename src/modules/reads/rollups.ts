@@ -28,7 +28,9 @@ export type StaleByLevel = Partial<Record<Level["name"], StaleRange[]>>;
 
 /**
  * Per family and level, the time ranges whose materialised buckets are not yet
- * up to date (late rows since the last refresh). Read once per request.
+ * up to date: late rows since the last refresh, and everything from the
+ * aggregate's watermark on (the aggregates are materialised-only, sql/061).
+ * Read once per request.
  */
 export async function loadStaleRanges(sql: Sql): Promise<Record<RollupFamily, StaleByLevel>> {
   const rows = await sql<{ view_name: string; lowest_ms: number; greatest_ms: number }[]>`
