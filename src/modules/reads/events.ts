@@ -2,7 +2,7 @@ import { joined } from "../../db/fragments.ts";
 import type { Sql } from "../../db/sql.ts";
 import { count, endOf, iso, type Range, resolve } from "./read-context.ts";
 import type { ReadScope } from "./scope.ts";
-import { countEvents } from "./summary.ts";
+import { countBreakdowns } from "./summary.ts";
 
 /** The event list item (reads and export): each field and the `events` column it comes from. */
 export const eventItemFields = {
@@ -38,7 +38,7 @@ export const toEventItem = (row: EventRow) => ({ ...row, event_timestamp: iso(ro
 /** Events newest first; `total` comes from the rollups, the page from raw rows. */
 export async function listEvents(sql: Sql, scope: ReadScope, range: Range, limit: number, offset: number) {
   const resolved = await resolve(sql, scope);
-  const counts = await countEvents(sql, resolved, range);
+  const counts = await countBreakdowns(sql, resolved, range, ["type"]);
   const rows = await sql<EventRow[]>`
     SELECT ${eventColumns(sql)} FROM events
     WHERE ${resolved.events} AND event_time >= ${range.since} AND event_time < ${endOf(range)}
