@@ -48,8 +48,9 @@ export async function listUrls(sql: Sql, scope: ReadScope, range: Range, limit: 
   const { page, typeRows } = await sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
     const page = await tx<PageRow[]>`
       WITH per_url AS (
-        SELECT content_url, sum(n) AS total_events, sum(sessions) AS unique_sessions, max(last_seen) AS last_seen
-        FROM (${perUrl}) pieces GROUP BY content_url
+        SELECT content_url COLLATE "C" AS content_url, sum(n) AS total_events, sum(sessions) AS unique_sessions,
+               max(last_seen) AS last_seen
+        FROM (${perUrl}) pieces GROUP BY content_url COLLATE "C"
       ), page AS (
         SELECT * FROM per_url ORDER BY total_events DESC, content_url COLLATE "C" LIMIT ${limit} OFFSET ${offset}
       )
