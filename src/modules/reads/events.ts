@@ -3,7 +3,7 @@ import { joined } from "../../db/fragments.ts";
 import type { Fragment, Sql } from "../../db/sql.ts";
 import { count, endOf, iso, type Range, resolve } from "./read-context.ts";
 import type { ReadScope } from "./scope.ts";
-import { countEvents } from "./summary.ts";
+import { countBreakdowns } from "./summary.ts";
 
 /** The event list item (reads and export): each field and the `events` column it comes from. */
 export const eventItemFields = {
@@ -62,7 +62,7 @@ export async function listEvents(
   const inRange = sql`${resolved.events} AND event_time >= ${range.since} AND event_time < ${endOf(range)}`;
   const total =
     filter.signature_status === undefined
-      ? (await countEvents(sql, resolved, range)).reduce((sum, row) => sum + count(row.n), 0)
+      ? (await countBreakdowns(sql, resolved, range, ["type"])).reduce((sum, row) => sum + count(row.n), 0)
       : count((await sql`SELECT count(*) AS n FROM events WHERE ${inRange} ${filterOf(sql, filter)}`)[0]?.n);
   const rows = await sql<EventRow[]>`
     SELECT ${eventColumns(sql)} FROM events
