@@ -34,7 +34,9 @@ export interface EventRow {
 export const storedEventColumns = [
   {
     name: "event_time",
-    arrayType: "timestamptz",
+    // As text, cast in SQL: postgres.js would turn a timestamptz parameter into a Date and drop microseconds.
+    arrayType: "text",
+    cast: "timestamptz",
     of: (e: EventRow) => (typeof e.eventTime === "string" ? e.eventTime : e.eventTime.toISOString()),
   },
   { name: "event_id", arrayType: "uuid", of: (e: EventRow) => e.eventId },

@@ -86,6 +86,8 @@ export interface CheckedEvent {
   /** The id as sent (undefined when the service generated one). */
   sentId: string | undefined;
   eventTime: Date;
+  /** The timestamp as sent: stored from the text, so microseconds survive (a Date holds milliseconds). */
+  timestampText: string;
   type: EventType;
   sourceRole: SourceRole;
   contentUrl: string | null;
@@ -223,6 +225,7 @@ export function checkEvent(raw: EventInput, index: number, path: string, scope: 
           eventId: raw.id ?? crypto.randomUUID(),
           sentId: raw.id,
           eventTime,
+          timestampText: raw.timestamp,
           type,
           sourceRole,
           contentUrl: orNull(raw.content_url),
@@ -234,7 +237,8 @@ export function checkEvent(raw: EventInput, index: number, path: string, scope: 
           presentationId: orNull(raw.presentation_id),
           citationId: orNull(raw.citation_id),
           sessionId,
-          ctxToken,
+          // In a session document the event's session is the document's; its token only records the click (7.4).
+          ctxToken: scope.sessionDocument ? null : ctxToken,
           data,
           // Stripped to the session's privacy level once sessions are known (pipeline.ts).
           turn: orNull(raw.turn) as Record<string, unknown> | null,

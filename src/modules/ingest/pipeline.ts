@@ -234,7 +234,7 @@ async function resolveSessions(
       agentId = token.agentId;
     }
     rows.push({
-      eventTime: event.eventTime,
+      eventTime: event.timestampText,
       eventId: event.eventId,
       orgId,
       eventType: event.type,

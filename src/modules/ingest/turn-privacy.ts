@@ -47,6 +47,8 @@ export function stripTurn(
   for (const field of allowedFields[level]) {
     if (turn[field] !== undefined) kept[field] = turn[field];
   }
-  const removed = allFields.filter((field) => turn[field] != null && kept[field] === undefined);
+  const removed = Object.keys(turn).filter(
+    (field) => allFields.includes(field) && turn[field] != null && kept[field] === undefined,
+  );
   return { turn: kept, level, removed };
 }
