@@ -49,7 +49,8 @@ describe("GET /sessions/{id}/document", () => {
       turn.id,
     ]);
     expect(read.body.events[0].timestamp).toBe("2026-01-05T09:00:02.000000Z");
-    expect(read.body.events[1]).toMatchObject({ timestamp: "2026-01-05T10:00:00.123456Z", data: cited.data });
+    // Event times are stored to the millisecond (as before this endpoint), and printed as stored.
+    expect(read.body.events[1]).toMatchObject({ timestamp: "2026-01-05T10:00:00.123000Z", data: cited.data });
     expect(read.body.events[3].turn).toEqual({ privacy_level: "intent", query_intent: "how_to" });
 
     const again = await call("POST", "/events", { key: agent.key, body: read.body });

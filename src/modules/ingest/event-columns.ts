@@ -34,9 +34,7 @@ export interface EventRow {
 export const storedEventColumns = [
   {
     name: "event_time",
-    // As text, cast in SQL: postgres.js would turn a timestamptz parameter into a Date and drop microseconds.
-    arrayType: "text",
-    cast: "timestamptz",
+    arrayType: "timestamptz",
     of: (e: EventRow) => (typeof e.eventTime === "string" ? e.eventTime : e.eventTime.toISOString()),
   },
   { name: "event_id", arrayType: "uuid", of: (e: EventRow) => e.eventId },

@@ -86,8 +86,6 @@ export interface CheckedEvent {
   /** The id as sent (undefined when the service generated one). */
   sentId: string | undefined;
   eventTime: Date;
-  /** The timestamp as sent: stored from the text, so microseconds survive (a Date holds milliseconds). */
-  timestampText: string;
   type: EventType;
   sourceRole: SourceRole;
   contentUrl: string | null;
@@ -225,7 +223,6 @@ export function checkEvent(raw: EventInput, index: number, path: string, scope: 
           eventId: raw.id ?? crypto.randomUUID(),
           sentId: raw.id,
           eventTime,
-          timestampText: raw.timestamp,
           type,
           sourceRole,
           contentUrl: orNull(raw.content_url),

@@ -234,7 +234,7 @@ async function resolveSessions(
       agentId = token.agentId;
     }
     rows.push({
-      eventTime: event.timestampText,
+      eventTime: event.eventTime,
       eventId: event.eventId,
       orgId,
       eventType: event.type,

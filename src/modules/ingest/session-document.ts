@@ -48,7 +48,7 @@ export async function sessionDocument(
   orgId: string,
   sessionId: string,
 ): Promise<Record<string, unknown> | undefined> {
-  // Times are printed to the microsecond PostgreSQL stores, so a document posted back names the same instants.
+  // Times are printed to the microsecond as PostgreSQL holds them, so a document posted back names the same instants.
   const [session] = await sql<SessionRow[]>`
     SELECT id, initiator_type, agent_id, manifest_ref, content_scope, external_session_id, parent_session_id,
            prior_session_ids, privacy_level,
