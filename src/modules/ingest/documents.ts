@@ -1,6 +1,7 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { Static } from "elysia";
 import { ingestLimits } from "../../core/ingest-limits.ts";
+import type { PrivacyLevel } from "../../core/privacy.ts";
 import type { FieldError } from "../../core/problem.ts";
 import { describeErrors } from "../../core/schema-errors.ts";
 import { unsafeJsonValues } from "../../core/storable-json.ts";
@@ -9,7 +10,6 @@ import type { EventInput } from "./event-rules.ts";
 import {
   documentEnvelopes,
   type Outcome,
-  type PrivacyLevel,
   type SessionBulkRequest,
   type SessionDocument,
   type SessionStartRequest,

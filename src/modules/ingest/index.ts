@@ -5,6 +5,8 @@ import { invalid, problem } from "../../core/problem.ts";
 import { assertStorableJson } from "../../core/storable-json.ts";
 import { manifestRefProblem } from "../../core/wire-values.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { rawBodyOf } from "../../http/json-body.ts";
+import { signatureHeader, signatureStatusOf } from "../manifests/service.ts";
 import { outcomeValueProblem, sessionHeader } from "./documents.ts";
 import {
   EventsRequest,
@@ -23,6 +25,9 @@ import { sessionDocument } from "./session-document.ts";
 
 const limitsText = `Limits: at most ${ingestLimits.maxEventsPerBatch} events per request; the body at most MAX_BODY_BYTES (default 5 MiB, 413 past it); URLs at most ${ingestLimits.maxUrlLength} characters, identifiers ${ingestLimits.maxIdLength}, an event's data ${ingestLimits.maxDataBytes} bytes, nesting ${ingestLimits.maxJsonDepth} levels; timestamps inside the event-age window (EVENT_MAX_AGE_DAYS back, default 3650 days; EVENT_MAX_FUTURE_SECONDS ahead, default 300 s).`;
 
+const signatureText =
+  "Signed telemetry: an optional Content-Telemetry-Signature header carries a detached compact JWS (alg EdDSA, kid = a key id of the reporter's registered manifest) over the exact request body. Every stored event records signature_status: verified, unverified (unsigned, or no valid manifest), invalid, unknown_key or expired_key. An invalid signature is accepted and marked, never rejected (the standard makes signing informational, sections 8.4 and 8.7).";
+
 const atomicText = `A request with any invalid event is refused whole with 400 problem+json: \`errors\` lists one entry per failing field, {path (JSON pointer such as /events/3/data/citation_type), message (the rule and the allowed values)}, at most ${ingestLimits.maxReportedErrors} (past that \`errors_truncated\` is true and \`error_count\` gives the total); \`invalid_events\` lists the indexes. Nothing of it is stored. An event id already stored for the reporting organisation (same id and timestamp) is skipped and not counted, so retries are safe; an id repeated within one batch is stored once, within one session document it is refused. Unknown event types are refused (the v1 type list is closed; checkout_completed is this service's registered extension). Events later than their session's ended_at are accepted and stored.`;
 
 const conformanceText =
@@ -37,6 +42,9 @@ export const ingestModule = (ctx: AppContext) => {
     maxAgeDays: ctx.config.EVENT_MAX_AGE_DAYS,
     maxFutureSeconds: ctx.config.EVENT_MAX_FUTURE_SECONDS,
   };
+  /** The request's signature header checked against the reporter's manifest (one query, only when signed). */
+  const signatureOf = (request: Request, orgId: string) =>
+    signatureStatusOf(ctx.sql, orgId, request.headers.get(signatureHeader), rawBodyOf(request), new Date());
   return new Elysia({ name: "ingest", detail: { tags: ["Ingest"] } })
     .use(accessPlugin(ctx))
     .post(
@@ -68,9 +76,16 @@ export const ingestModule = (ctx: AppContext) => {
     )
     .post(
       "/events",
-      async ({ body, principal }) => {
-        const result = await ctx.ingestGate.run(() =>
-          ingestDocument(ctx.ingestWriter, principal, body, "events", ageLimits),
+      async ({ body, principal, request }) => {
+        const result = await ctx.ingestGate.run(async () =>
+          ingestDocument(
+            ctx.ingestWriter,
+            principal,
+            body,
+            "events",
+            ageLimits,
+            await signatureOf(request, principal.orgId),
+          ),
         );
         return {
           status: "ok" as const,
@@ -84,7 +99,7 @@ export const ingestModule = (ctx: AppContext) => {
         response: EventsResponse,
         detail: {
           summary: "Report events (event_batch, event or session document)",
-          description: `Content Telemetry v1 documents: document_type event_batch (events), event (one event) or session (a whole session with nested events and a required started_at; absent document_type means session; a missing session_id is generated and returned as session_id). schema_version must be 1.x. ${conformanceText} An unknown session_id of the caller creates the session; a session of another organisation is refused. ctx_token on content_engaged and checkout_completed resolves to the token's session. A content-owner key may report only events whose content_url lies on its verified domains (403 naming the offending events). data.ip_hash is stripped; turn fields above the privacy level are stripped. ${atomicText} ${limitsText}`,
+          description: `Content Telemetry v1 documents: document_type event_batch (events), event (one event) or session (a whole session with nested events and a required started_at; absent document_type means session; a missing session_id is generated and returned as session_id). schema_version must be 1.x. ${conformanceText} An unknown session_id of the caller creates the session; a session of another organisation is refused. ctx_token on content_engaged and checkout_completed resolves to the token's session. A content-owner key may report only events whose content_url lies on its verified domains (403 naming the offending events). data.ip_hash is stripped; turn fields above the privacy level are stripped. ${atomicText} ${signatureText} ${limitsText}`,
           requestBody: jsonBody(EventsRequest),
         },
       },
@@ -119,9 +134,16 @@ export const ingestModule = (ctx: AppContext) => {
     )
     .post(
       "/sessions/bulk",
-      async ({ body, principal }) => {
-        const result = await ctx.ingestGate.run(() =>
-          ingestDocument(ctx.ingestWriter, principal, body, "bulk", ageLimits),
+      async ({ body, principal, request }) => {
+        const result = await ctx.ingestGate.run(async () =>
+          ingestDocument(
+            ctx.ingestWriter,
+            principal,
+            body,
+            "bulk",
+            ageLimits,
+            await signatureOf(request, principal.orgId),
+          ),
         );
         return {
           session_id: result.sessionId as string,
@@ -135,7 +157,7 @@ export const ingestModule = (ctx: AppContext) => {
         response: SessionBulkResponse,
         detail: {
           summary: "Upload a whole session (start, events, outcome) in one request",
-          description: `For batch reporting or replay. Creates the session (or updates the caller's own), stores its events and records the outcome, atomically. Events take the upload's session_id. ${atomicText} ${limitsText}`,
+          description: `For batch reporting or replay. Creates the session (or updates the caller's own), stores its events and records the outcome, atomically. Events take the upload's session_id. ${atomicText} ${signatureText} ${limitsText}`,
           requestBody: jsonBody(SessionBulkRequest),
         },
       },

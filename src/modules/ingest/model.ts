@@ -1,6 +1,7 @@
 import { type TLiteral, type TUnion, Type } from "@sinclair/typebox";
 import { type Static, type TSchema, t } from "elysia";
 import { ingestLimits as limits } from "../../core/ingest-limits.ts";
+import { privacyLevels } from "../../core/privacy.ts";
 
 export const eventTypes = [
   "content_retrieved",
@@ -16,9 +17,6 @@ export type EventType = (typeof eventTypes)[number];
 
 export const sourceRoles = ["origin", "edge", "index", "agent"] as const;
 export type SourceRole = (typeof sourceRoles)[number];
-
-export const privacyLevels = ["full", "summary", "intent", "minimal"] as const;
-export type PrivacyLevel = (typeof privacyLevels)[number];
 
 const Uuid = t.String({ format: "uuid", description: "UUID" });
 const Timestamp = t.String({

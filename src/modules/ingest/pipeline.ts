@@ -1,7 +1,9 @@
 import type { Principal } from "../../core/caller.ts";
 import { isWithinDomain } from "../../core/hosts.ts";
 import { ingestLimits } from "../../core/ingest-limits.ts";
+import { type PrivacyLevel, stripTurn } from "../../core/privacy.ts";
 import { type FieldError, invalid, problem } from "../../core/problem.ts";
+import type { SignatureStatus } from "../../core/signature-status.ts";
 import type { TimeWindow } from "../../core/wire-values.ts";
 import { httpUrlHost } from "../../core/wire-values.ts";
 import type { Sql } from "../../db/sql.ts";
@@ -10,7 +12,6 @@ import { type IngestDocument, readDocument } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
 import { type CheckedEvent, checkEvent, type StrippedField } from "./event-rules.ts";
 import type { GroupWriter } from "./group-writer.ts";
-import type { PrivacyLevel } from "./model.ts";
 import {
   ForeignSessionError,
   foreignSessionIds,
@@ -19,7 +20,6 @@ import {
   sessionPrivacyLevels,
 } from "./service.ts";
 import { sessionDocumentErrors } from "./session-integrity.ts";
-import { stripTurn } from "./turn-privacy.ts";
 
 export interface IngestResult {
   sessionId: string | null;
@@ -78,6 +78,8 @@ export async function ingestDocument(
   body: unknown,
   format: "events" | "bulk",
   ageLimits: AgeLimits,
+  /** The request's signature, checked against the reporter's manifest; stored on every event. */
+  signatureStatus: SignatureStatus = "unverified",
 ): Promise<IngestResult> {
   const { sql } = writer;
   const window = { nowMs: Date.now(), ...ageLimits };
@@ -119,7 +121,7 @@ export async function ingestDocument(
   }
 
   await stripTurnsToSessionPrivacy(sql, principal.orgId, checked, document.session?.privacyLevel ?? null, stripped);
-  const rows = await resolveSessions(sql, principal.orgId, checked, refusal);
+  const rows = await resolveSessions(sql, principal.orgId, checked, signatureStatus, refusal);
   const header = document.session;
   // Without started_at a described session starts at its first event, which its end may not precede.
   const startedAt = header && (header.startedAt ?? earliest(checked));
@@ -209,6 +211,7 @@ async function resolveSessions(
   sql: Sql,
   orgId: string,
   checked: CheckedEvent[],
+  signatureStatus: SignatureStatus,
   refusal: Refusal,
 ): Promise<EventRow[]> {
   const tokens = [...new Set(checked.flatMap((event) => (event.ctxToken ? [event.ctxToken] : [])))];
@@ -248,6 +251,7 @@ async function resolveSessions(
       turnId: event.turnId,
       outputId: event.outputId,
       presentationId: event.presentationId,
+      signatureStatus,
       data: event.data,
       turn: event.turn,
     });
