@@ -70,6 +70,13 @@ const ConfigSchema = T.Object({
   INGEST_QUEUE: T.Integer({ minimum: 0, maximum: 100_000, default: 64 }),
   INGEST_QUEUE_WAIT_MS: T.Integer({ minimum: 1, maximum: 60_000, default: 2000 }),
   /**
+   * The event-age window (src/core/wire-values.ts): ingest refuses event, start and
+   * end timestamps older than this many days or further ahead of the server clock
+   * than this many seconds (emitter clock skew).
+   */
+  EVENT_MAX_AGE_DAYS: T.Integer({ minimum: 1, maximum: 36_500, default: 3650 }),
+  EVENT_MAX_FUTURE_SECONDS: T.Integer({ minimum: 0, maximum: 86_400, default: 300 }),
+  /**
    * Ingest transactions at once (src/modules/ingest/group-writer.ts); requests
    * arriving while they run share the next one (group commit).
    */

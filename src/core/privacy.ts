@@ -35,17 +35,24 @@ export function stricterLevel(a: PrivacyLevel, b: PrivacyLevel): PrivacyLevel {
 }
 
 /**
- * The turn as stored: only the fields its effective level allows, plus that level.
+ * The turn as stored: only the fields its effective level allows, plus that level,
+ * and the known fields that were stripped (section 5.5: strip, never refuse).
  * The effective level is the stricter of the turn's own and its session's.
- * Fields above it are stripped, never refused.
+ * Unknown fields are tolerated and not stored, so they are not reported.
  */
-export function stripTurn(turn: Record<string, unknown>, sessionLevel: PrivacyLevel): Record<string, unknown> {
+export function stripTurn(
+  turn: Record<string, unknown>,
+  sessionLevel: PrivacyLevel,
+): { turn: Record<string, unknown>; level: PrivacyLevel; removed: string[] } {
   const level = stricterLevel(privacyLevelOf(turn.privacy_level), sessionLevel);
   const kept: Record<string, unknown> = { privacy_level: level };
   for (const field of allowedFields[level]) {
     if (turn[field] !== undefined) kept[field] = turn[field];
   }
-  return kept;
+  const removed = Object.keys(turn).filter(
+    (field) => allFields.includes(field) && turn[field] != null && kept[field] === undefined,
+  );
+  return { turn: kept, level, removed };
 }
 
 /**
