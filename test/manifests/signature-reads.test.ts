@@ -78,12 +78,13 @@ describe("owner reads of signature status", () => {
     expect(rows[0]?.endsWith(",invalid")).toBe(true);
   });
 
-  test("an unknown status is 400 naming signature_status", async () => {
+  test("an unknown status is 400 naming signature_status and listing the statuses", async () => {
     const owner = await createTestOrg();
     for (const path of ["/content-owners/events", "/content-owners/export", "/agent/events"]) {
       const res = await callIdentity("GET", `${path}?signature_status=trusted`, { key: owner.key });
       expect({ path, status: res.status }).toEqual({ path, status: 400 });
       expect(res.body.errors[0].path).toBe("/signature_status");
+      expect(res.body.errors[0].message).toContain("expired_key");
     }
   });
 });
