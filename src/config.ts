@@ -41,6 +41,11 @@ const ConfigSchema = T.Object({
   SESSION_COOKIE_SECURE: T.Boolean({ default: true }),
   /** SMTP server for outgoing mail (smtp:// or smtps://); unset: mail is logged and kept in the mail_outbox table. */
   SMTP_URL: T.Optional(T.String({ pattern: "^smtps?://" })),
+  /**
+   * DEVELOPMENT ONLY: without SMTP_URL, keep sign-in links usable in mail_outbox (and `cli mail list`)
+   * instead of redacted. Logged as a warning at start; logs redact them always.
+   */
+  MAIL_OUTBOX_RAW_LINKS: T.Boolean({ default: false }),
   MAIL_FROM: T.String({ minLength: 3, default: "Content Telemetry <no-reply@localhost>" }),
   /**
    * OpenID Connect providers as a JSON array of

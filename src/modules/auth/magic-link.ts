@@ -38,6 +38,7 @@ export async function sendMagicLink(sql: Sql, mailer: Mailer, config: MagicLinkC
       subject: "Your sign-in link",
       text: `Sign in to Content Telemetry: ${link}\n\nThe link works once, for ${config.MAGIC_LINK_TTL_MINUTES} minutes. If you did not ask for it, ignore this message.`,
       link,
+      secret: raw,
     });
   } catch (error) {
     // A link nobody received must neither linger nor count against the address's limit.
