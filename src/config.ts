@@ -23,6 +23,8 @@ const ConfigSchema = T.Object({
   KEY_CACHE_TTL_SECONDS: T.Integer({ minimum: 0, maximum: 300, default: 30 }),
   /** Largest request body accepted, in bytes. */
   MAX_BODY_BYTES: T.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 5 * 1024 * 1024 }),
+  /** Seconds a request body may take to arrive in full; a stalled upload gets 408 and frees its connection. */
+  BODY_TIMEOUT_SECONDS: T.Integer({ minimum: 1, maximum: 300, default: 10 }),
   /** Seconds to wait for in-flight requests on SIGTERM/SIGINT before closing anyway. */
   SHUTDOWN_GRACE_SECONDS: T.Integer({ minimum: 0, maximum: 300, default: 10 }),
   /** Cron pattern for compressing old events chunks when the embedded engine is in use (a server runs the policy itself). */

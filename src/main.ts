@@ -27,8 +27,9 @@ const jobs = startJobs(ctx);
 const app = createApp(ctx).listen({
   port: config.PORT,
   hostname: config.HOST,
-  // Bun refuses larger bodies before they are buffered; the JSON reader enforces the exact limit.
-  maxRequestBodySize: config.MAX_BODY_BYTES + 1,
+  // No runtime limit: its refusal is a bare 413 that closes the connection. The body
+  // reader (src/http/body-stream.ts) enforces MAX_BODY_BYTES as the body streams in.
+  maxRequestBodySize: Number.MAX_SAFE_INTEGER,
 });
 log.info("listening", { host: config.HOST, port: app.server?.port });
 

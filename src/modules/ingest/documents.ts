@@ -1,5 +1,6 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { Static, TSchema } from "elysia";
+import { overLongArrays } from "../../core/array-bounds.ts";
 import { ingestLimits } from "../../core/ingest-limits.ts";
 import type { FieldError } from "../../core/problem.ts";
 import { unsafeJsonValues } from "../../core/storable-json.ts";
@@ -57,13 +58,19 @@ export interface ReadResult {
   invalidEvents: Set<number>;
 }
 
-const checkers = {
-  event_batch: TypeCompiler.Compile(EventBatchDocument),
-  event: TypeCompiler.Compile(SingleEventDocument),
-  session: TypeCompiler.Compile(SessionDocument),
-  bulk: TypeCompiler.Compile(SessionBulkRequest),
+const schemas = {
+  event_batch: EventBatchDocument,
+  event: SingleEventDocument,
+  session: SessionDocument,
+  bulk: SessionBulkRequest,
 };
-type Kind = keyof typeof checkers;
+type Kind = keyof typeof schemas;
+const checkers = {
+  event_batch: TypeCompiler.Compile(schemas.event_batch),
+  event: TypeCompiler.Compile(schemas.event),
+  session: TypeCompiler.Compile(schemas.session),
+  bulk: TypeCompiler.Compile(schemas.bulk),
+};
 
 const v1 = /^1(\.\d+){0,2}$/;
 
@@ -86,6 +93,9 @@ export function readDocument(body: unknown, format: "events" | "bulk", nowMs: nu
   if (!kind) {
     return refuse([{ path: "/document_type", message: "must be event_batch, event or session (absent: session)" }]);
   }
+  // Over-long arrays first: reporting them through TypeBox would visit every item.
+  const overLong = overLongArrays(schemas[kind], body);
+  if (overLong.length > 0) return refuse(overLong);
   const errors = structuralErrors(checkers[kind], body);
   const eventPath = kind === "event" ? () => "/event" : (index: number) => `/events/${index}`;
   const invalidEvents = new Set<number>();
