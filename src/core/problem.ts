@@ -34,7 +34,6 @@ export const problemCodes = {
   platform_key_required: { status: 403, meaning: "only platform and agent keys may do this" },
   partner_not_enabled: { status: 403, meaning: "the organisation is not enabled as a trusted partner" },
   not_provisioned_by_you: { status: 403, meaning: "a partner acts only on owners it provisioned" },
-  invite_not_for_you: { status: 403, meaning: "the invitation is addressed to another e-mail address" },
   domain_not_bound: { status: 403, meaning: "the domain is not a verified domain of the content owner" },
   delegation_not_allowed: { status: 403, meaning: "delegated reads are for platform and agent keys" },
   delegation_required: { status: 403, meaning: "platform and agent keys read owner data only with delegated_from" },
