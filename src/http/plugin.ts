@@ -8,6 +8,7 @@ import { type Access, AccessResolver } from "./access.ts";
 import { internalError, problemFor } from "./errors.ts";
 import { readJsonBody } from "./json-body.ts";
 import { problemResponse } from "./problem.ts";
+import { refuseNulInQuery } from "./query-text.ts";
 
 const requestIds = new WeakMap<Request, string>();
 const requestStarts = new WeakMap<Request, number>();
@@ -66,7 +67,10 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
         }
         return body;
       })
-      .onTransform({ as: "global" }, admitEarly)
+      .onTransform({ as: "global" }, async (context) => {
+        await admitEarly(context);
+        refuseNulInQuery(context.request.url);
+      })
       .onError({ as: "global" }, ({ code, error, request, path }) => {
         const requestId = requestIds.get(request);
         const known = problemFor({
