@@ -25,6 +25,11 @@ const ConfigSchema = T.Object({
   MAX_BODY_BYTES: T.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 5 * 1024 * 1024 }),
   /** Seconds a request body may take to arrive in full; a stalled upload gets 408 and frees its connection. */
   BODY_TIMEOUT_SECONDS: T.Integer({ minimum: 1, maximum: 300, default: 10 }),
+  /**
+   * Milliseconds a statement of a read (summary, events, urls, timeseries) may run
+   * before PostgreSQL cancels it (503 query_timeout); 0 turns the limit off.
+   */
+  READ_STATEMENT_TIMEOUT_MS: T.Integer({ minimum: 0, maximum: 3_600_000, default: 30_000 }),
   /** Seconds to wait for in-flight requests on SIGTERM/SIGINT before closing anyway. */
   SHUTDOWN_GRACE_SECONDS: T.Integer({ minimum: 0, maximum: 300, default: 10 }),
   /** Cron pattern for compressing old events chunks when the embedded engine is in use (a server runs the policy itself). */

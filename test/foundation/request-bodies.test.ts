@@ -11,7 +11,12 @@ import { storedEvents } from "../support/telemetry-store.ts";
 
 const domain = "bodies.example.net";
 
-async function post(path: string, headers: Record<string, string>, body: BodyInit, app?: RequestHandler) {
+async function post(
+  path: string,
+  headers: Record<string, string>,
+  body: string | Uint8Array | ReadableStream<Uint8Array>,
+  app?: RequestHandler,
+) {
   const handler = app ?? (await testRuntime()).app;
   const response = await handler.handle(
     new Request(`http://test.local${path}`, {

@@ -155,7 +155,11 @@ describe("invites", () => {
     });
     expect(refused.status).toBe(404);
     expect(refused.body.code).toBe("invite_not_found");
-    expect({ ...refused.body, instance: "", request_id: "" }).toEqual({ ...unknown.body, instance: "", request_id: "" });
+    expect({ ...refused.body, instance: "", request_id: "" }).toEqual({
+      ...unknown.body,
+      instance: "",
+      request_id: "",
+    });
 
     const claimed = await callIdentity("POST", `${base}/invites/${created.body.id}/claim`, {
       session: invitee.session,

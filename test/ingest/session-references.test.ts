@@ -28,8 +28,8 @@ describe("parent_session_id and prior_session_ids name only the caller's session
     expect(shapeOf(foreign)).toEqual(shapeOf(nobodys));
     expect(foreign.status).toBe(200);
     const stored = await storedSession(foreign.body.session_id);
-    expect(stored.parent_session_id).toBeNull();
-    expect(stored.prior_session_ids).toEqual([mine, unknown]);
+    expect(stored?.parent_session_id).toBeNull();
+    expect(stored?.prior_session_ids).toEqual([mine, unknown]);
 
     const own = await call("POST", "/sessions/start", {
       key: agent.key,
@@ -51,13 +51,13 @@ describe("parent_session_id and prior_session_ids name only the caller's session
       body: batch([validEvents.retrieved("refs.example.net")], { session_id: sessionId, parent_session_id: theirs }),
     });
     expect(res.status).toBe(200);
-    expect((await storedSession(sessionId)).parent_session_id).toBeNull();
+    expect((await storedSession(sessionId))?.parent_session_id).toBeNull();
     // The same batch naming the caller's own session links it.
     const child = crypto.randomUUID();
     await call("POST", "/events", {
       key: agent.key,
       body: batch([validEvents.retrieved("refs.example.net")], { session_id: child, parent_session_id: sessionId }),
     });
-    expect((await storedSession(child)).parent_session_id).toBe(sessionId);
+    expect((await storedSession(child))?.parent_session_id).toBe(sessionId);
   });
 });
