@@ -56,6 +56,11 @@ export const problemCodes = {
   oidc_provider_not_found: { status: 404, meaning: "no such sign-in provider is configured" },
   oidc_link_not_found: { status: 404, meaning: "the user has no account linked at that provider" },
   key_not_found: { status: 404, meaning: "the organisation has no such API key" },
+  click_token_not_found: {
+    status: 404,
+    meaning: "no click manifest for this token (unknown, expired, or its issuer does not share sessions)",
+  },
+  manifest_not_found: { status: 404, meaning: "the organisation has registered no manifest" },
   access_request_not_found: { status: 404, meaning: "no such access request" },
   verified_domain_not_found: { status: 404, meaning: "no organisation has verified the domain (or a parent of it)" },
   delegation_not_found: { status: 404, meaning: "the organisation granted no such delegation" },
@@ -85,6 +90,14 @@ export const problemCodes = {
   unsupported_content_encoding: {
     status: 415,
     meaning: "Content-Encoding is not identity, gzip, deflate, br or zstd (`accepted_encodings`)",
+  },
+  foreign_click_token: {
+    status: 422,
+    meaning: "a standard ct_ click token of another issuer; resolve it at that issuer's ctx_resolution",
+  },
+  manifest_unusable: {
+    status: 422,
+    meaning: "the manifest could not be fetched or breaks the standard (`manifest_status`, `detail` says why)",
   },
   verification_failed: { status: 422, meaning: "the domain's challenge was not found (`detail` says what)" },
   not_a_platform: { status: 422, meaning: "only platform organisations can be trusted partners" },

@@ -54,9 +54,15 @@ describe("aggregate refresh job", () => {
     expect(upkeep).toEqual(db.kind === "embedded" ? ["refresh-aggregates", "events-compression"] : []);
     const jobs = startJobs(ctx);
     try {
-      expect(scheduledJobs.map((job) => job.name).sort()).toEqual(
-        ["sign-in-purge", "delegation-request-expiry", "webhook-sweep", "webhook-purge", ...upkeep].sort(),
-      );
+      const own = [
+        "sign-in-purge",
+        "manifest-refresh",
+        "expire-click-tokens",
+        "expire-delegation-requests",
+        "webhook-sweep",
+        "webhook-purge",
+      ];
+      expect(scheduledJobs.map((job) => job.name).sort()).toEqual([...own, ...upkeep].sort());
     } finally {
       await jobs.stop();
     }

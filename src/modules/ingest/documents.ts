@@ -2,6 +2,7 @@ import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { Static, TSchema } from "elysia";
 import { overLongArrays } from "../../core/array-bounds.ts";
 import { ingestLimits } from "../../core/ingest-limits.ts";
+import type { PrivacyLevel } from "../../core/privacy.ts";
 import type { FieldError } from "../../core/problem.ts";
 import { unsafeJsonValues } from "../../core/storable-json.ts";
 import { manifestRefProblem, parseTimestamp } from "../../core/wire-values.ts";
@@ -9,7 +10,6 @@ import type { EventInput } from "./event-rules.ts";
 import {
   EventBatchDocument,
   type Outcome,
-  type PrivacyLevel,
   SessionBulkRequest,
   SessionDocument,
   type SessionStartRequest,

@@ -5,6 +5,8 @@ import { invalid, problem } from "../../core/problem.ts";
 import { assertStorableJson } from "../../core/storable-json.ts";
 import { manifestRefProblem } from "../../core/wire-values.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { rawBodyOf } from "../../http/json-body.ts";
+import { signatureHeader, signatureStatusOf } from "../manifests/service.ts";
 import { outcomeValueProblem, sessionHeader } from "./documents.ts";
 import {
   EventsRequest,
@@ -21,6 +23,9 @@ import { endSession } from "./service.ts";
 
 const limitsText = `Limits: at most ${ingestLimits.maxEventsPerBatch} events per request; the body at most MAX_BODY_BYTES (default 5 MiB, 413 past it); URLs at most ${ingestLimits.maxUrlLength} characters, identifiers ${ingestLimits.maxIdLength}, an event's data ${ingestLimits.maxDataBytes} bytes, nesting ${ingestLimits.maxJsonDepth} levels; timestamps at most ${ingestLimits.maxFutureSkewMs / 60_000} minutes in the future.`;
 
+const signatureText =
+  "Signed telemetry: an optional Content-Telemetry-Signature header carries a detached compact JWS (alg EdDSA, kid = a key id of the reporter's registered manifest) over the exact request body. Every stored event records signature_status: verified, unverified (unsigned, or no valid manifest), invalid, unknown_key or expired_key. An invalid signature is accepted and marked, never rejected (the standard makes signing informational, sections 8.4 and 8.7).";
+
 const atomicText =
   "A request with any invalid event is refused whole with 400 (`errors` lists each failing field by path such as /events/3/type, `invalid_events` the indexes); nothing of it is stored. An event id already stored for the reporting organisation (same id and timestamp) is skipped and not counted, so retries are safe.";
 
@@ -28,8 +33,11 @@ const atomicText =
 // 400 can list every invalid event; they are shown to OpenAPI as the request body.
 const jsonBody = (schema: TSchema) => ({ required: true, content: { "application/json": { schema } } });
 
-export const ingestModule = (ctx: AppContext) =>
-  new Elysia({ name: "ingest", detail: { tags: ["Ingest"] } })
+export const ingestModule = (ctx: AppContext) => {
+  /** The request's signature header checked against the reporter's manifest (one query, only when signed). */
+  const signatureOf = (request: Request, orgId: string) =>
+    signatureStatusOf(ctx.sql, orgId, request.headers.get(signatureHeader), rawBodyOf(request), new Date());
+  return new Elysia({ name: "ingest", detail: { tags: ["Ingest"] } })
     .use(accessPlugin(ctx))
     .post(
       "/sessions/start",
@@ -60,8 +68,10 @@ export const ingestModule = (ctx: AppContext) =>
     )
     .post(
       "/events",
-      async ({ body, principal }) => {
-        const result = await ctx.ingestGate.run(() => ingestDocument(ctx.ingestWriter, principal, body, "events"));
+      async ({ body, principal, request }) => {
+        const result = await ctx.ingestGate.run(async () =>
+          ingestDocument(ctx.ingestWriter, principal, body, "events", await signatureOf(request, principal.orgId)),
+        );
         return { status: "ok" as const, events_created: result.eventsCreated };
       },
       {
@@ -69,7 +79,7 @@ export const ingestModule = (ctx: AppContext) =>
         response: EventsResponse,
         detail: {
           summary: "Report events (event_batch, event or session document)",
-          description: `Content Telemetry v1 documents: document_type event_batch (events), event (one event) or session (a whole session with nested events; absent document_type means session). schema_version must be 1.x. An unknown session_id of the caller creates the session; a session of another organisation is refused. ctx_token on content_engaged and checkout_completed resolves to the token's session. A content-owner key may report only events whose content_url lies on its verified domains (403 naming the offending events). data.ip_hash is stripped; turn fields above the privacy level are stripped. ${atomicText} ${limitsText}`,
+          description: `Content Telemetry v1 documents: document_type event_batch (events), event (one event) or session (a whole session with nested events; absent document_type means session). schema_version must be 1.x. An unknown session_id of the caller creates the session; a session of another organisation is refused. ctx_token on content_engaged and checkout_completed resolves to the token's session. A content-owner key may report only events whose content_url lies on its verified domains (403 naming the offending events). data.ip_hash is stripped; turn fields above the privacy level are stripped. ${atomicText} ${signatureText} ${limitsText}`,
           requestBody: jsonBody(EventsRequest),
         },
       },
@@ -104,8 +114,10 @@ export const ingestModule = (ctx: AppContext) =>
     )
     .post(
       "/sessions/bulk",
-      async ({ body, principal }) => {
-        const result = await ctx.ingestGate.run(() => ingestDocument(ctx.ingestWriter, principal, body, "bulk"));
+      async ({ body, principal, request }) => {
+        const result = await ctx.ingestGate.run(async () =>
+          ingestDocument(ctx.ingestWriter, principal, body, "bulk", await signatureOf(request, principal.orgId)),
+        );
         return {
           session_id: result.sessionId as string,
           events_created: result.eventsCreated,
@@ -117,8 +129,9 @@ export const ingestModule = (ctx: AppContext) =>
         response: SessionBulkResponse,
         detail: {
           summary: "Upload a whole session (start, events, outcome) in one request",
-          description: `For batch reporting or replay. Creates the session (or updates the caller's own), stores its events and records the outcome, atomically. Events take the upload's session_id. ${atomicText} ${limitsText}`,
+          description: `For batch reporting or replay. Creates the session (or updates the caller's own), stores its events and records the outcome, atomically. Events take the upload's session_id. ${atomicText} ${signatureText} ${limitsText}`,
           requestBody: jsonBody(SessionBulkRequest),
         },
       },
     );
+};

@@ -16,9 +16,6 @@ export type EventType = (typeof eventTypes)[number];
 export const sourceRoles = ["origin", "edge", "index", "agent"] as const;
 export type SourceRole = (typeof sourceRoles)[number];
 
-export const privacyLevels = ["full", "summary", "intent", "minimal"] as const;
-export type PrivacyLevel = (typeof privacyLevels)[number];
-
 const Uuid = t.String({ format: "uuid", description: "UUID" });
 const Timestamp = t.String({
   maxLength: 40,

@@ -1,6 +1,8 @@
 import type { Principal } from "../../core/caller.ts";
 import { isWithinDomain } from "../../core/hosts.ts";
+import { type PrivacyLevel, stripTurn } from "../../core/privacy.ts";
 import { type FieldError, invalid, problem } from "../../core/problem.ts";
+import type { SignatureStatus } from "../../core/signature-status.ts";
 import { httpUrlHost } from "../../core/wire-values.ts";
 import type { Sql } from "../../db/sql.ts";
 import { resolveClickTokens } from "../click-tokens/service.ts";
@@ -8,7 +10,6 @@ import { type IngestDocument, readDocument } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
 import { type CheckedEvent, checkEvent } from "./event-rules.ts";
 import type { GroupWriter } from "./group-writer.ts";
-import type { PrivacyLevel } from "./model.ts";
 import {
   ForeignSessionError,
   foreignSessionIds,
@@ -16,7 +17,6 @@ import {
   SessionEndsBeforeStartError,
   sessionPrivacyLevels,
 } from "./service.ts";
-import { stripTurn } from "./turn-privacy.ts";
 
 export interface IngestResult {
   sessionId: string | null;
@@ -62,6 +62,8 @@ export async function ingestDocument(
   principal: Principal,
   body: unknown,
   format: "events" | "bulk",
+  /** The request's signature, checked against the reporter's manifest; stored on every event. */
+  signatureStatus: SignatureStatus = "unverified",
 ): Promise<IngestResult> {
   const { sql } = writer;
   const nowMs = Date.now();
@@ -86,7 +88,7 @@ export async function ingestDocument(
     else checked.push(result.event);
   });
 
-  const rows = await resolveSessions(sql, principal.orgId, checked, refusal);
+  const rows = await resolveSessions(sql, principal.orgId, checked, signatureStatus, refusal);
   await stripTurnsToSessionPrivacy(sql, principal.orgId, rows, document.session?.privacyLevel ?? null);
   const header = document.session;
   // Without started_at a described session starts at its first event, which its end may not precede.
@@ -167,6 +169,7 @@ async function resolveSessions(
   sql: Sql,
   orgId: string,
   checked: CheckedEvent[],
+  signatureStatus: SignatureStatus,
   refusal: Refusal,
 ): Promise<EventRow[]> {
   const tokens = [...new Set(checked.flatMap((event) => (event.ctxToken ? [event.ctxToken] : [])))];
@@ -206,6 +209,7 @@ async function resolveSessions(
       turnId: event.turnId,
       outputId: event.outputId,
       presentationId: event.presentationId,
+      signatureStatus,
       data: event.data,
       turn: event.turn,
     });

@@ -87,7 +87,11 @@ const readRoutes = (ctx: AppContext, view: ReadView) => {
         "/events",
         async ({ scope, query, asOf }) => {
           const { limit, offset } = pageOf(query, eventsPage);
-          return { ...(await timed((sql) => listEvents(sql, scope, parseRange(query), limit, offset))), as_of: asOf };
+          const filter = { signature_status: query.signature_status };
+          return {
+            ...(await timed((sql) => listEvents(sql, scope, parseRange(query), filter, limit, offset))),
+            as_of: asOf,
+          };
         },
         {
           key: "telemetry:read",
@@ -136,7 +140,13 @@ const readRoutes = (ctx: AppContext, view: ReadView) => {
       .get(
         "/export",
         ({ scope, query, headers }) =>
-          exportResponse(ctx.sql, scope, parseRange(query), exportFormat(query.format, headers.accept)),
+          exportResponse(
+            ctx.sql,
+            scope,
+            parseRange(query),
+            { signature_status: query.signature_status },
+            exportFormat(query.format, headers.accept),
+          ),
         {
           key: "telemetry:read",
           read: view,

@@ -1,4 +1,6 @@
-import { type PrivacyLevel, privacyLevels } from "./model.ts";
+/** Privacy levels of a session or turn (standard 5.5): how much of the conversation a recipient sees. */
+export const privacyLevels = ["full", "summary", "intent", "minimal"] as const;
+export type PrivacyLevel = (typeof privacyLevels)[number];
 
 const strictness: Record<PrivacyLevel, number> = { full: 0, summary: 1, intent: 2, minimal: 3 };
 
@@ -44,4 +46,18 @@ export function stripTurn(turn: Record<string, unknown>, sessionLevel: PrivacyLe
     if (turn[field] !== undefined) kept[field] = turn[field];
   }
   return kept;
+}
+
+/**
+ * An event's `data` as a click manifest shows it at the session's level: the
+ * conversation-derived fields (the turn fields of standard 5.4) above that level
+ * are withheld, every other key is kept. `intent` withholds the raw query and
+ * response text; `minimal` keeps only token counts and the content URL arrays.
+ */
+export function withholdConversationFields(
+  data: Record<string, unknown>,
+  level: PrivacyLevel,
+): Record<string, unknown> {
+  const allowed = allowedFields[level];
+  return Object.fromEntries(Object.entries(data).filter(([key]) => !allFields.includes(key) || allowed.includes(key)));
 }
