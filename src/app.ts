@@ -3,7 +3,7 @@ import type { AppContext } from "./context.ts";
 import { accessIndex } from "./http/access.ts";
 import { openapiPlugin, type RouteWithBody } from "./http/openapi.ts";
 import { httpPlugin, type RouteIndex } from "./http/plugin.ts";
-import { routeMethodIndex } from "./http/routes.ts";
+import { routeBodySchemaIndex, routeMethodIndex } from "./http/routes.ts";
 import { accessRequestsModule } from "./modules/access-requests/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
@@ -25,13 +25,14 @@ import { webhooksModule } from "./modules/webhooks/index.ts";
 /** The whole HTTP surface; `main.ts` serves it, tests call `app.handle()` on it. */
 export function createApp(ctx: AppContext) {
   // Both are built from the routes once they are all declared.
-  let index: RouteIndex = { allowedMethods: () => [], accessOf: () => undefined };
+  let index: RouteIndex = { allowedMethods: () => [], accessOf: () => undefined, bodySchemaOf: () => undefined };
   let routes: () => readonly RouteWithBody[] = () => [];
   const app = new Elysia()
     .use(
       httpPlugin(ctx, {
         allowedMethods: (path) => index.allowedMethods(path),
         accessOf: (m, r) => index.accessOf(m, r),
+        bodySchemaOf: (m, r) => index.bodySchemaOf(m, r),
       }),
     )
     .use(openapiPlugin(() => routes()))
@@ -52,7 +53,11 @@ export function createApp(ctx: AppContext) {
     .use(delegationsModule(ctx))
     .use(webhooksModule(ctx))
     .use(resolveModule(ctx));
-  index = { allowedMethods: routeMethodIndex(app.routes), accessOf: accessIndex(app.routes) };
+  index = {
+    allowedMethods: routeMethodIndex(app.routes),
+    accessOf: accessIndex(app.routes),
+    bodySchemaOf: routeBodySchemaIndex(app.routes),
+  };
   routes = () => app.routes;
   return app;
 }

@@ -23,6 +23,13 @@ const ConfigSchema = T.Object({
   KEY_CACHE_TTL_SECONDS: T.Integer({ minimum: 0, maximum: 300, default: 30 }),
   /** Largest request body accepted, in bytes. */
   MAX_BODY_BYTES: T.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: 5 * 1024 * 1024 }),
+  /** Seconds a request body may take to arrive in full; a stalled upload gets 408 and frees its connection. */
+  BODY_TIMEOUT_SECONDS: T.Integer({ minimum: 1, maximum: 300, default: 10 }),
+  /**
+   * Milliseconds a statement of a read (summary, events, urls, timeseries) may run
+   * before PostgreSQL cancels it (503 query_timeout); 0 turns the limit off.
+   */
+  READ_STATEMENT_TIMEOUT_MS: T.Integer({ minimum: 0, maximum: 3_600_000, default: 30_000 }),
   /** Seconds to wait for in-flight requests on SIGTERM/SIGINT before closing anyway. */
   SHUTDOWN_GRACE_SECONDS: T.Integer({ minimum: 0, maximum: 300, default: 10 }),
   /** Cron pattern for compressing old events chunks when the embedded engine is in use (a server runs the policy itself). */
@@ -41,6 +48,11 @@ const ConfigSchema = T.Object({
   SESSION_COOKIE_SECURE: T.Boolean({ default: true }),
   /** SMTP server for outgoing mail (smtp:// or smtps://); unset: mail is logged and kept in the mail_outbox table. */
   SMTP_URL: T.Optional(T.String({ pattern: "^smtps?://" })),
+  /**
+   * DEVELOPMENT ONLY: without SMTP_URL, keep sign-in links usable in mail_outbox (and `cli mail list`)
+   * instead of redacted. Logged as a warning at start; logs redact them always.
+   */
+  MAIL_OUTBOX_RAW_LINKS: T.Boolean({ default: false }),
   MAIL_FROM: T.String({ minLength: 3, default: "Content Telemetry <no-reply@localhost>" }),
   /**
    * OpenID Connect providers as a JSON array of

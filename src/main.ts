@@ -27,10 +27,24 @@ const jobs = startJobs(ctx);
 const app = createApp(ctx).listen({
   port: config.PORT,
   hostname: config.HOST,
-  // Bun refuses larger bodies before they are buffered; the JSON reader enforces the exact limit.
-  maxRequestBodySize: config.MAX_BODY_BYTES + 1,
+  // No runtime limit: its refusal is a bare 413 that closes the connection. The body
+  // reader (src/http/body-stream.ts) enforces MAX_BODY_BYTES as the body streams in.
+  maxRequestBodySize: Number.MAX_SAFE_INTEGER,
 });
 log.info("listening", { host: config.HOST, port: app.server?.port });
+
+// postgres.js 3.4.9 on Bun can throw from a socket callback when the server drops
+// connections mid-write (a restart): "null is not an object (evaluating
+// 'socket.write')". The connection is dead and the pool replaces it; the process
+// must not die with it. Any other uncaught error still stops the process.
+process.on("uncaughtException", (error) => {
+  if (error instanceof TypeError && error.stack?.includes("postgres/src/connection.js")) {
+    log.warn("database connection failed while the server went away; the pool reconnects", describeError(error));
+    return;
+  }
+  log.error("uncaught exception", describeError(error));
+  process.exit(1);
+});
 
 let stopping = false;
 async function shutdown(signal: string) {

@@ -1,51 +1,47 @@
-import { BlockList, isIP } from "node:net";
+import ipaddr from "ipaddr.js";
 
 /**
  * Which IP addresses the service's own outbound requests (domain verification,
- * webhook deliveries) may reach: only the public internet. Judged with Node's
- * BlockList, which also judges an IPv4-mapped IPv6 address (`::ffff:10.0.0.1`)
- * by its IPv4 rules.
+ * manifest fetches, webhook deliveries) may reach: only the public internet.
+ * The special-purpose registries come from ipaddr.js (maintained, pinned): an
+ * address is public only when it falls in none of its named ranges. IPv4-mapped
+ * addresses (`::ffff:10.0.0.1`) are judged by their IPv4 rules; every other form
+ * that embeds or translates an IPv4 address (NAT64 `64:ff9b::/96` and
+ * `64:ff9b:1::/48`, 6to4 `2002::/16`, Teredo, SIIT `::ffff:0:a.b.c.d`) is refused
+ * outright, since it may reach any IPv4 address, private ones included.
  */
-const nonPublic = new BlockList();
-for (const [network, prefix] of [
-  ["0.0.0.0", 8], // "this" network, unspecified
-  ["10.0.0.0", 8], // private
-  ["100.64.0.0", 10], // carrier-grade NAT
-  ["127.0.0.0", 8], // loopback
-  ["169.254.0.0", 16], // link-local, cloud metadata (169.254.169.254)
-  ["172.16.0.0", 12], // private
-  ["192.0.0.0", 24], // protocol assignments
-  ["192.168.0.0", 16], // private
-  ["198.18.0.0", 15], // benchmarking
-  ["224.0.0.0", 3], // multicast, reserved, broadcast
-] as const) {
-  nonPublic.addSubnet(network, prefix, "ipv4");
-}
-for (const [network, prefix] of [
-  ["::", 96], // unspecified, loopback, and the deprecated IPv4-compatible form (::10.0.0.1)
-  ["64:ff9b::", 96], // NAT64, which can reach any IPv4 address
-  ["64:ff9b:1::", 48], // local-use NAT64
-  ["100::", 64], // discard
-  ["fc00::", 7], // unique local, cloud metadata (fd00:ec2::254)
-  ["fe80::", 10], // link-local
-  ["ff00::", 8], // multicast
-] as const) {
-  nonPublic.addSubnet(network, prefix, "ipv6");
-}
+const publicRange = "unicast";
 
-const loopback = new BlockList();
-loopback.addSubnet("127.0.0.0", 8, "ipv4");
-loopback.addAddress("::1", "ipv6");
+/**
+ * The deprecated IPv4-compatible form (`::a.b.c.d`, RFC 4291 §2.5.5.1) has no name
+ * in ipaddr.js, which would call it unicast; it embeds an IPv4 address like the others.
+ */
+const ipv4Compatible = ipaddr.parseCIDR("::/96");
+
+function parsed(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  // ipaddr.js also accepts legacy IPv4 spellings (octal, hex, three parts); an address from DNS never has them.
+  if (ipaddr.IPv4.isValidFourPartDecimal(address)) return ipaddr.IPv4.parse(address);
+  if (!ipaddr.IPv6.isValid(address)) return undefined;
+  // ipaddr.js reads any dotted tail as IPv4-mapped (`::10.0.0.1` as `::ffff:a00:1`): the
+  // WHATWG URL parser writes the address out in hex first, so it is read as what it is.
+  let ip: ipaddr.IPv6;
+  try {
+    ip = ipaddr.IPv6.parse(new URL(`http://[${address}]`).hostname.slice(1, -1));
+  } catch {
+    return undefined; // a zone id (fe80::1%eth0) or another form URLs do not take
+  }
+  return ip.isIPv4MappedAddress() ? ip.toIPv4Address() : ip;
+}
 
 /** True for addresses outbound requests must never reach; anything that is not an address counts as one. */
 export function isNonPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true;
-  return nonPublic.check(address, family === 4 ? "ipv4" : "ipv6");
+  const ip = parsed(address);
+  if (!ip) return true;
+  if (ip.kind() === "ipv6" && (ip as ipaddr.IPv6).match(ipv4Compatible)) return true;
+  return ip.range() !== publicRange;
 }
 
 /** True for loopback addresses (127.0.0.0/8, ::1, and their IPv4-mapped forms). */
 export function isLoopbackAddress(address: string): boolean {
-  const family = isIP(address);
-  return family !== 0 && loopback.check(address, family === 4 ? "ipv4" : "ipv6");
+  return parsed(address)?.range() === "loopback";
 }

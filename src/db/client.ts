@@ -1,7 +1,7 @@
 import postgres from "postgres";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
-import { claimDataDir, holdsCluster, runningEngine } from "./data-dir-lock.ts";
+import { claimDataDir, runningEngine } from "./data-dir-lock.ts";
 import { startEmbeddedEngine } from "./embedded.ts";
 import { embeddedMaintenance, type MaintenanceJob } from "./maintenance.ts";
 import type { DatabaseKind, Listen, Sql } from "./sql.ts";
@@ -117,17 +117,15 @@ export async function openDatabase(
     };
   }
   // Claimed before the engine starts, so a CLI started meanwhile waits for this
-  // engine instead of opening a second one. A new cluster is created only in an
-  // empty directory, so there the claim follows the engine's first start.
-  const lock = dataDir && holdsCluster(dataDir) ? claimDataDir(dataDir) : undefined;
+  // engine instead of opening a second one (data-dir-lock.ts).
+  const claim = dataDir ? claimDataDir(dataDir) : undefined;
   let engine: Awaited<ReturnType<typeof startEmbeddedEngine>>;
   try {
     engine = await startEmbeddedEngine(dataDir);
   } catch (error) {
-    lock?.release();
+    claim?.release();
     throw error;
   }
-  const claim = lock ?? (dataDir ? claimDataDir(dataDir) : undefined);
   claim?.serving(engine.port);
   const url = loopbackUrl(engine.port);
   // The embedded engine is one backend that runs one statement at a time, and other

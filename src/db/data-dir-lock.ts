@@ -1,12 +1,14 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { DatabaseStartupError } from "./startup-errors.ts";
 
 /**
  * The embedded engine is one process's files: two engines on one data directory
- * would corrupt it. The process serving it records its pid here before the engine
+ * would corrupt it. The process serving it records its pid before the engine
  * starts, and its loopback port once it listens, so a second process (the CLI)
- * connects to that engine instead of opening the files again.
+ * connects to that engine instead of opening the files again. The record lives in
+ * the directory; while a new cluster is being created there (the engine creates
+ * one only in an empty directory) it lives beside it instead.
  */
 interface LockRecord {
   pid: number;
@@ -26,13 +28,25 @@ function isAlive(pid: number): boolean {
   }
 }
 
-function readRecord(dataDir: string): LockRecord | undefined {
+/** Where the record is kept: in the directory, or beside it while its cluster is created. */
+function lockPaths(dataDir: string): { inside: string; beside: string } {
+  const absolute = resolve(dataDir);
+  return { inside: join(absolute, lockName), beside: join(dirname(absolute), `.${basename(absolute)}.${lockName}`) };
+}
+
+function readAt(path: string): LockRecord | undefined {
   try {
-    const record = JSON.parse(readFileSync(join(dataDir, lockName), "utf8")) as LockRecord;
+    const record = JSON.parse(readFileSync(path, "utf8")) as LockRecord;
     return record.pid !== process.pid && isAlive(record.pid) ? record : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The live record of another process, wherever it is kept. */
+function readRecord(dataDir: string): LockRecord | undefined {
+  const { inside, beside } = lockPaths(dataDir);
+  return readAt(inside) ?? readAt(beside);
 }
 
 /**
@@ -54,27 +68,45 @@ export async function runningEngine(dataDir: string): Promise<LockRecord | undef
 }
 
 /** Whether `dataDir` already holds a database cluster (an engine creates one only in an empty directory). */
-export function holdsCluster(dataDir: string): boolean {
+function holdsCluster(dataDir: string): boolean {
   return existsSync(join(dataDir, "PG_VERSION"));
 }
 
-/** Takes `dataDir` for this process (atomically: a live claimant elsewhere wins), before its engine starts. */
+/**
+ * Takes `dataDir` for this process before its engine starts (atomically: a live
+ * claimant elsewhere wins), beside the directory when it holds no cluster yet.
+ */
 export function claimDataDir(dataDir: string): { serving(port: number): void; release(): void } {
   mkdirSync(dataDir, { recursive: true });
-  const path = join(dataDir, lockName);
-  const write = (port: number, flag: "wx" | "w") =>
-    writeFileSync(path, JSON.stringify({ pid: process.pid, port } satisfies LockRecord), { flag });
+  const { inside, beside } = lockPaths(dataDir);
+  const path = holdsCluster(dataDir) ? inside : beside;
+  const write = (at: string, port: number, flag: "wx" | "w") =>
+    writeFileSync(at, JSON.stringify({ pid: process.pid, port } satisfies LockRecord), { flag });
+  const inUse = (holder: LockRecord) =>
+    new DatabaseStartupError(`DATA_DIR ${dataDir} is in use by the process with pid ${holder.pid}`);
   try {
-    write(0, "wx");
+    write(path, 0, "wx");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    const holder = readRecord(dataDir);
-    if (holder) throw new DatabaseStartupError(`DATA_DIR ${dataDir} is in use by the process with pid ${holder.pid}`);
+    const holder = readAt(path);
+    if (holder) throw inUse(holder);
     // Left behind by a process that died: take it over.
-    write(0, "w");
+    write(path, 0, "w");
+  }
+  // A process that saw the directory in the other state (a cluster just created) claims the other path.
+  const other = readRecord(dataDir);
+  if (other) {
+    rmSync(path, { force: true });
+    throw inUse(other);
   }
   return {
-    serving: (port) => write(port, "w"),
-    release: () => rmSync(path, { force: true }),
+    serving(port) {
+      write(inside, port, "w");
+      if (path === beside) rmSync(beside, { force: true });
+    },
+    release() {
+      rmSync(inside, { force: true });
+      rmSync(beside, { force: true });
+    },
   };
 }

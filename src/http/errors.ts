@@ -30,6 +30,10 @@ function fromValidation(error: ValidationError, searchParams: URLSearchParams): 
   return invalid(`the ${where} invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
 }
 
+/** A database that is away (restarting, full) is usually back within seconds: clients retry after one. */
+const retryAfter = { "retry-after": "1" };
+const databaseUnavailable = (detail: string) => problem("database_unavailable", detail, {}, retryAfter);
+
 /** Postgres errors that are the caller's fault or a passing outage; everything else is a 500. */
 function fromPostgres(error: postgres.PostgresError): ProblemError | undefined {
   switch (error.code) {
@@ -42,11 +46,12 @@ function fromPostgres(error: postgres.PostgresError): ProblemError | undefined {
         "invalid_text",
       );
     case "57014":
-      return problem("query_timeout", "the query took too long; narrow the time range or try again");
+      return problem("query_timeout", "the query took too long; narrow the time range or try again", {}, retryAfter);
     case "57P01":
+    case "57P02":
     case "57P03":
     case "53300":
-      return problem("database_unavailable", "the database is not accepting requests right now");
+      return databaseUnavailable("the database is not accepting requests right now");
     default:
       return undefined;
   }
@@ -57,7 +62,9 @@ const connectionErrors = new Set([
   "ECONNRESET",
   "CONNECTION_CLOSED",
   "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
   "CONNECT_TIMEOUT",
+  "EPIPE",
 ]);
 
 function isConnectionError(error: unknown): boolean {
@@ -103,7 +110,7 @@ export function problemFor(failed: FailedRequest): ProblemError | undefined {
       : problem("route_not_found", `no route for ${method} ${path}`);
   }
   if (error instanceof postgres.PostgresError) return fromPostgres(error);
-  if (isConnectionError(error)) return problem("database_unavailable", "the database cannot be reached");
+  if (isConnectionError(error)) return databaseUnavailable("the database cannot be reached");
   return undefined;
 }
 

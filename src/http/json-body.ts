@@ -1,4 +1,5 @@
 import { problem } from "../core/problem.ts";
+import { type BodyLimits, readBoundedBody } from "./body-stream.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -15,18 +16,15 @@ export function isJsonContentType(contentType: string | null): boolean {
 }
 
 /**
- * Reads a request body as strict JSON: the declared size is checked before
- * reading and the real size after (chunked bodies), bytes must be valid UTF-8,
- * and the text must parse. Every failure is a 4xx problem, never a 500.
+ * Reads a request body as strict JSON: at most `limits.maxBytes` (checked while it
+ * streams in, after decompression), in time, valid UTF-8, and a JSON text. Every
+ * failure is a 4xx problem, never a 500.
  */
-export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+export async function readJsonBody(request: Request, limits: BodyLimits): Promise<unknown> {
   if (!isJsonContentType(request.headers.get("content-type"))) {
     throw problem("unsupported_media_type", "request bodies must be JSON: send Content-Type: application/json");
   }
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) throw problem("payload_too_large", `request body exceeds ${maxBytes} bytes`);
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.byteLength > maxBytes) throw problem("payload_too_large", `request body exceeds ${maxBytes} bytes`);
+  const bytes = await readBoundedBody(request, limits);
   if (bytes.byteLength === 0) throw problem("empty_body", "request body is empty; a JSON document is required");
   rawBodies.set(request, bytes);
   let text: string;

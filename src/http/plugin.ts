@@ -1,10 +1,14 @@
+import type { TSchema } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
+import { overLongArrays } from "../core/array-bounds.ts";
+import { invalid } from "../core/problem.ts";
 import { describeError } from "../log.ts";
 import { type Access, AccessResolver } from "./access.ts";
 import { internalError, problemFor } from "./errors.ts";
 import { readJsonBody } from "./json-body.ts";
 import { problemResponse } from "./problem.ts";
+import { refuseNulInQuery } from "./query-text.ts";
 
 const requestIds = new WeakMap<Request, string>();
 const requestStarts = new WeakMap<Request, number>();
@@ -21,6 +25,8 @@ export interface RouteIndex {
   allowedMethods(path: string): string[];
   /** Who may call a route (its declaration, src/http/access.ts). */
   accessOf(method: string, route: string): Access | undefined;
+  /** The route's body schema, for the bounded pre-check of its arrays. */
+  bodySchemaOf(method: string, route: string): TSchema | undefined;
 }
 
 /**
@@ -30,6 +36,7 @@ export interface RouteIndex {
  */
 export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
   const resolver = new AccessResolver(ctx);
+  const bodyLimits = { maxBytes: ctx.config.MAX_BODY_BYTES, timeoutMs: ctx.config.BODY_TIMEOUT_SECONDS * 1000 };
   /**
    * Authenticates against the route's declaration before the body is read (parse)
    * or, for requests without one, before query and path are validated (transform):
@@ -51,9 +58,19 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
       // A bodiless request (POST …/approve, …/sign-out) is left unparsed; routes with a body schema then answer 400.
       .onParse({ as: "global" }, async (context) => {
         await admitEarly(context);
-        return hasNoBody(context.request) ? undefined : readJsonBody(context.request, ctx.config.MAX_BODY_BYTES);
+        if (hasNoBody(context.request)) return undefined;
+        const body = await readJsonBody(context.request, bodyLimits);
+        const schema = routes.bodySchemaOf(context.request.method, context.route);
+        const overLong = schema ? overLongArrays(schema, body) : [];
+        if (overLong.length > 0) {
+          throw invalid(`the request body is invalid: ${overLong.map((e) => e.path).join(", ")}`, overLong);
+        }
+        return body;
       })
-      .onTransform({ as: "global" }, admitEarly)
+      .onTransform({ as: "global" }, async (context) => {
+        await admitEarly(context);
+        refuseNulInQuery(context.request.url);
+      })
       .onError({ as: "global" }, ({ code, error, request, path }) => {
         const requestId = requestIds.get(request);
         const known = problemFor({

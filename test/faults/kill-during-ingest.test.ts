@@ -7,10 +7,9 @@ import type { Sql } from "../../src/db/sql.ts";
 import { flagMismatches, storedFlags } from "../support/first-flags.ts";
 import { callApp, type RequestHandler } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
-import { type ServiceProcess, serviceEnv, startService } from "../support/service-process.ts";
+import { cliJson, type ServiceProcess, serviceEnv, startService } from "../support/service-process.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
 
-const root = join(import.meta.dir, "../..");
 const onServer = Boolean(process.env.TEST_DATABASE_URL);
 const dirs: string[] = [];
 afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
@@ -18,19 +17,6 @@ afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: t
 const remote = (base: string): RequestHandler => ({
   handle: (request) => fetch(request.url.replace("http://test.local", base), request),
 });
-
-/** Runs the operator CLI against the service's database and returns its JSON. */
-async function cliJson(env: Record<string, string | undefined>, ...args: string[]) {
-  const proc = Bun.spawn([process.execPath, "src/cli/index.ts", ...args, "--json"], {
-    cwd: root,
-    env,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-  if (code !== 0) throw new Error(`cli ${args.join(" ")} failed: ${out}`);
-  return JSON.parse(out);
-}
 
 /** A client of the database the service uses: the test server, or the embedded engine it serves. */
 async function databaseOf(dataDir: string | undefined): Promise<Sql> {

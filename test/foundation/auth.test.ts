@@ -18,7 +18,7 @@ async function scopedApp() {
     scopes: [...principal.scopes],
   });
   return new Elysia()
-    .use(httpPlugin(ctx, { allowedMethods: () => [], accessOf: () => undefined }))
+    .use(httpPlugin(ctx, { allowedMethods: () => [], accessOf: () => undefined, bodySchemaOf: () => undefined }))
     .use(accessPlugin(ctx))
     .get("/any", who, { key: true })
     .get("/read", who, { key: "telemetry:read" })

@@ -12,7 +12,13 @@ async function errorApp() {
   const limited = { ...ctx, config: { ...ctx.config, MAX_BODY_BYTES: maxBytes } };
   let methods: (path: string) => string[] = () => [];
   const app = new Elysia()
-    .use(httpPlugin(limited, { allowedMethods: (path) => methods(path), accessOf: () => undefined }))
+    .use(
+      httpPlugin(limited, {
+        allowedMethods: (path) => methods(path),
+        accessOf: () => undefined,
+        bodySchemaOf: () => undefined,
+      }),
+    )
     .post("/echo", ({ body }) => body, {
       body: t.Object({ name: t.String({ minLength: 1 }), count: t.Integer({ minimum: 0 }), tags: t.Array(t.String()) }),
     })

@@ -55,6 +55,17 @@ describe("magic-link sign-in", () => {
     expect(res.body.code).toBe("too_many_sign_in_links");
   });
 
+  test("the cap holds when ten requests for one address arrive at once", async () => {
+    const email = uniqueEmail();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => callIdentity("POST", `${base}/magic-link`, { body: { email } })),
+    );
+    expect(answers.filter((res) => res.status === 202)).toHaveLength(5);
+    expect(answers.filter((res) => res.body?.code === "too_many_sign_in_links")).toHaveLength(5);
+    const { ctx } = await testRuntime();
+    expect(await ctx.sql`SELECT 1 FROM magic_link_tokens WHERE email = ${email}`).toHaveLength(5);
+  });
+
   test("an expired link is refused", async () => {
     const email = uniqueEmail();
     const token = await requestLink(email);

@@ -1,5 +1,8 @@
 import { describe, expect, test } from "bun:test";
+import { createApp } from "../../src/app.ts";
+import type { Sql } from "../../src/db/sql.ts";
 import { maxOpenLinksPerAddress } from "../../src/modules/auth/magic-link.ts";
+import { createMailer } from "../../src/modules/auth/mailer.ts";
 import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
 import {
   buildIdentityApp,
@@ -9,6 +12,7 @@ import {
   signInOperatorAdmin,
   uniqueEmail,
 } from "../support/identity.ts";
+import { recordingLogger } from "../support/logs.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { startSmtpServer } from "../support/smtp-server.ts";
 
@@ -52,6 +56,35 @@ describe("mail transport", () => {
     }
     const { ctx } = await testRuntime();
     expect(await ctx.sql`SELECT 1 FROM magic_link_tokens WHERE email = ${email}`).toHaveLength(0);
+  });
+});
+
+describe("development transport without MAIL_OUTBOX_RAW_LINKS", () => {
+  test("keeps and logs the sign-in link redacted, and it signs nobody in", async () => {
+    const log = recordingLogger();
+    const { ctx: base } = await testRuntime();
+    const config = { ...base.config, SMTP_URL: undefined, MAIL_OUTBOX_RAW_LINKS: false };
+    const ctx = { ...base, config, log, mailer: createMailer(config, base.sql, log) };
+    const app = createApp(ctx);
+    const email = uniqueEmail("redacted");
+    const res = await callIdentity("POST", "/api/v1/identity/auth/magic-link", { app, body: { email } });
+    expect(res.status).toBe(202);
+    const [kept] = await base.sql<{ body: string; link: string }[]>`
+      SELECT body, link FROM mail_outbox WHERE recipient = ${email}`;
+    expect(kept?.link).toMatch(/\?token=ml_[A-Za-z0-9_-]{4}…\[redacted\]$/);
+    expect(kept?.body).toContain("…[redacted]");
+    expect(`${kept?.body}${kept?.link}${log.text()}`).not.toMatch(/ml_[A-Za-z0-9_-]{43}/);
+    expect(log.text()).toContain("…[redacted]");
+    expect(log.text()).not.toContain("MAIL_OUTBOX_RAW_LINKS is on");
+    const token = new URL(kept?.link ?? "").searchParams.get("token");
+    const verify = await callIdentity("POST", "/api/v1/identity/auth/magic-link/verify", { app, body: { token } });
+    expect(verify.status).toBe(401);
+  });
+
+  test("with it on, the link is kept whole and the start-up log says so", () => {
+    const log = recordingLogger();
+    createMailer({ SMTP_URL: undefined, MAIL_FROM: "x <x@y.test>", MAIL_OUTBOX_RAW_LINKS: true }, {} as Sql, log);
+    expect(log.text()).toContain("MAIL_OUTBOX_RAW_LINKS is on");
   });
 });
 

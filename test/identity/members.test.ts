@@ -149,8 +149,17 @@ describe("invites", () => {
     const refused = await callIdentity("POST", `${base}/invites/${created.body.id}/claim`, {
       session: wrongUser.session,
     });
-    expect(refused.status).toBe(403);
-    expect(refused.body.code).toBe("invite_not_for_you");
+    // The same answer as for an id that does not exist: no oracle for invitation ids.
+    const unknown = await callIdentity("POST", `${base}/invites/${crypto.randomUUID()}/claim`, {
+      session: wrongUser.session,
+    });
+    expect(refused.status).toBe(404);
+    expect(refused.body.code).toBe("invite_not_found");
+    expect({ ...refused.body, instance: "", request_id: "" }).toEqual({
+      ...unknown.body,
+      instance: "",
+      request_id: "",
+    });
 
     const claimed = await callIdentity("POST", `${base}/invites/${created.body.id}/claim`, {
       session: invitee.session,

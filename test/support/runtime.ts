@@ -34,6 +34,8 @@ export function testRuntime(): Promise<TestRuntime> {
       DATABASE_URL: databaseUrl,
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "error",
       KEY_CACHE_TTL_SECONDS: "30",
+      // Tests sign in by following the links the development mailer keeps.
+      MAIL_OUTBOX_RAW_LINKS: "true",
       // A server needs a configured key for webhook secrets (the embedded engine would make its own).
       WEBHOOK_SECRET_KEY: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64"),
       // test/foundation/rate-limit.test.ts checks the limits on an app of its own.

@@ -99,3 +99,16 @@ export async function runUntilExit(env: Record<string, string | undefined>, time
     .map((line) => JSON.parse(line) as LogLine);
   return { exitCode, stdout, stderr, lines };
 }
+
+/** Runs the operator CLI against a service's database (its environment) and returns its JSON. */
+export async function cliJson(env: Record<string, string | undefined>, ...args: string[]) {
+  const proc = Bun.spawn([process.execPath, "src/cli/index.ts", ...args, "--json"], {
+    cwd: root,
+    env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+  if (code !== 0) throw new Error(`cli ${args.join(" ")} failed: ${out}`);
+  return JSON.parse(out);
+}

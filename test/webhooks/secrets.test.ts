@@ -4,24 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { decodeSecretBoxKey, SecretBox } from "../../src/core/secret-box.ts";
-import { createLogger, type Logger } from "../../src/log.ts";
+import { createLogger } from "../../src/log.ts";
 import { loadWebhookSecretBox, secretKeyFileName } from "../../src/modules/webhooks/secret-key.ts";
+import { recordingLogger } from "../support/logs.ts";
 import { testCertificate } from "../support/webhooks.ts";
 
 const quiet = createLogger("error");
 const key = () => crypto.getRandomValues(new Uint8Array(32));
-
-function recordingLogger(): Logger & { lines: { level: string; msg: string }[] } {
-  const lines: { level: string; msg: string }[] = [];
-  const log: Logger = {
-    debug: (msg) => lines.push({ level: "debug", msg }),
-    info: (msg) => lines.push({ level: "info", msg }),
-    warn: (msg) => lines.push({ level: "warn", msg }),
-    error: (msg) => lines.push({ level: "error", msg }),
-    child: () => log,
-  };
-  return Object.assign(log, { lines });
-}
 
 describe("SecretBox (AES-256-GCM)", () => {
   test("opens what it sealed for the same row, and nothing else", () => {

@@ -18,19 +18,23 @@ type MagicLinkConfig = Pick<Config, "PUBLIC_BASE_URL" | "MAGIC_LINK_TTL_MINUTES"
 /** Stores a single-use token (hashed) and mails the link that carries it. */
 export async function sendMagicLink(sql: Sql, mailer: Mailer, config: MagicLinkConfig, email: string): Promise<void> {
   const address = normalizeEmail(email);
-  const [recent] = await sql<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM magic_link_tokens
-    WHERE email = ${address} AND created_at > now() - make_interval(mins => ${config.MAGIC_LINK_TTL_MINUTES})`;
-  if ((recent?.n ?? 0) >= maxOpenLinksPerAddress) {
-    throw problem(
-      "too_many_sign_in_links",
-      `at most ${maxOpenLinksPerAddress} sign-in links per address every ${config.MAGIC_LINK_TTL_MINUTES} minutes: use one already sent`,
-    );
-  }
   const { raw, hash } = mintSecret(magicLinkPrefix);
-  await sql`
-    INSERT INTO magic_link_tokens (email, token_hash, expires_at)
-    VALUES (${address}, ${hash}, now() + make_interval(mins => ${config.MAGIC_LINK_TTL_MINUTES}))`;
+  // Count and insert under a lock on the address, or parallel requests would all count below the cap.
+  await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`magic-link:${address}`}, 0))`;
+    const [recent] = await tx<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM magic_link_tokens
+      WHERE email = ${address} AND created_at > now() - make_interval(mins => ${config.MAGIC_LINK_TTL_MINUTES})`;
+    if ((recent?.n ?? 0) >= maxOpenLinksPerAddress) {
+      throw problem(
+        "too_many_sign_in_links",
+        `at most ${maxOpenLinksPerAddress} sign-in links per address every ${config.MAGIC_LINK_TTL_MINUTES} minutes: use one already sent`,
+      );
+    }
+    await tx`
+      INSERT INTO magic_link_tokens (email, token_hash, expires_at)
+      VALUES (${address}, ${hash}, now() + make_interval(mins => ${config.MAGIC_LINK_TTL_MINUTES}))`;
+  });
   const link = `${config.PUBLIC_BASE_URL}${magicLinkPath}?token=${encodeURIComponent(raw)}`;
   try {
     await mailer.send({
@@ -38,6 +42,7 @@ export async function sendMagicLink(sql: Sql, mailer: Mailer, config: MagicLinkC
       subject: "Your sign-in link",
       text: `Sign in to Content Telemetry: ${link}\n\nThe link works once, for ${config.MAGIC_LINK_TTL_MINUTES} minutes. If you did not ask for it, ignore this message.`,
       link,
+      secret: raw,
     });
   } catch (error) {
     // A link nobody received must neither linger nor count against the address's limit.

@@ -10,6 +10,13 @@ export interface Mail {
   text: string;
   /** The one link the message is about (sign-in, invite), kept apart so the CLI can print it. */
   link?: string;
+  /** A bearer secret the text and link carry (a sign-in token): never logged, and kept only redacted. */
+  secret?: string;
+}
+
+/** `text` with `secret` cut to its first characters: enough to tell links apart, never enough to use one. */
+export function redactSecret(text: string, secret: string | undefined): string {
+  return secret ? text.replaceAll(secret, `${secret.slice(0, 7)}…[redacted]`) : text;
 }
 
 export interface Mailer {
@@ -17,15 +24,30 @@ export interface Mailer {
   send(mail: Mail): Promise<void>;
 }
 
-/** Without SMTP: log the message and keep it in `mail_outbox`, so development and tests can follow links. */
-function developmentMailer(sql: Sql, log: Logger): Mailer {
+/**
+ * Without SMTP: log the message and keep it in `mail_outbox`. Secrets are
+ * redacted in both unless `rawLinks` (MAIL_OUTBOX_RAW_LINKS, development only)
+ * keeps them whole in the outbox, where a developer follows links from.
+ */
+function developmentMailer(sql: Sql, log: Logger, rawLinks: boolean): Mailer {
+  if (rawLinks) {
+    log.warn(
+      "MAIL_OUTBOX_RAW_LINKS is on: usable sign-in links are kept in the mail_outbox table. For development only; never in production.",
+    );
+  }
   return {
     kind: "development",
     async send(mail) {
+      const kept = (text: string) => (rawLinks ? text : redactSecret(text, mail.secret));
+      const link = mail.link === undefined ? null : kept(mail.link);
       await sql`
         INSERT INTO mail_outbox (recipient, subject, body, link)
-        VALUES (${mail.to}, ${mail.subject}, ${mail.text}, ${mail.link ?? null})`;
-      log.info("mail kept in outbox (no SMTP configured)", { to: mail.to, subject: mail.subject, link: mail.link });
+        VALUES (${mail.to}, ${mail.subject}, ${kept(mail.text)}, ${link})`;
+      log.info("mail kept in outbox (no SMTP configured)", {
+        to: mail.to,
+        subject: mail.subject,
+        link: mail.link === undefined ? undefined : redactSecret(mail.link, mail.secret),
+      });
     },
   };
 }
@@ -46,6 +68,12 @@ function smtpMailer(url: string, from: string, log: Logger): Mailer {
   };
 }
 
-export function createMailer(config: Pick<Config, "SMTP_URL" | "MAIL_FROM">, sql: Sql, log: Logger): Mailer {
-  return config.SMTP_URL ? smtpMailer(config.SMTP_URL, config.MAIL_FROM, log) : developmentMailer(sql, log);
+export function createMailer(
+  config: Pick<Config, "SMTP_URL" | "MAIL_FROM" | "MAIL_OUTBOX_RAW_LINKS">,
+  sql: Sql,
+  log: Logger,
+): Mailer {
+  return config.SMTP_URL
+    ? smtpMailer(config.SMTP_URL, config.MAIL_FROM, log)
+    : developmentMailer(sql, log, config.MAIL_OUTBOX_RAW_LINKS);
 }

@@ -13,7 +13,7 @@ export async function checkDatabase(sql: Sql): Promise<number> {
   try {
     await Promise.race([sql`SELECT 1`, timeout]);
   } catch {
-    throw problem("database_unavailable", "the database is not reachable");
+    throw problem("database_unavailable", "the database is not reachable", {}, { "retry-after": "1" });
   } finally {
     clearTimeout(timer);
   }

@@ -1,5 +1,6 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { Static } from "elysia";
+import { overLongArrays } from "../../core/array-bounds.ts";
 import { ingestLimits } from "../../core/ingest-limits.ts";
 import type { PrivacyLevel } from "../../core/privacy.ts";
 import type { FieldError } from "../../core/problem.ts";
@@ -66,7 +67,6 @@ const checkers = {
   session: TypeCompiler.Compile(documentEnvelopes.session),
   bulk: TypeCompiler.Compile(documentEnvelopes.bulk),
 };
-type Kind = keyof typeof checkers;
 
 /**
  * Reads a POST /events body (`format` events) or a POST /sessions/bulk body
@@ -87,6 +87,9 @@ export function readDocument(body: unknown, format: "events" | "bulk", window: T
   if (!kind) {
     return refuse([{ path: "/document_type", message: "must be event_batch, event or session (absent: session)" }]);
   }
+  // Over-long arrays first: reporting them through TypeBox would visit every item.
+  const overLong = overLongArrays(documentEnvelopes[kind], body);
+  if (overLong.length > 0) return refuse(overLong);
   const checker = checkers[kind];
   const errors = checker.Check(body) ? [] : describeErrors(checker.Errors(body));
   const eventPath = kind === "event" ? () => "/event" : (index: number) => `/events/${index}`;

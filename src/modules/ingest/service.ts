@@ -1,6 +1,6 @@
 import postgres from "postgres";
 import type { PrivacyLevel } from "../../core/privacy.ts";
-import type { Queryable, Sql } from "../../db/sql.ts";
+import type { Fragment, Queryable, Sql } from "../../db/sql.ts";
 import type { SessionHeader } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
 import {
@@ -93,7 +93,8 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[]): Promis
         WITH ${headerClaim}
         claimed AS (
           INSERT INTO sessions AS s (id, org_id, agent_id, started_at, manifest_ref, parent_session_id)
-          SELECT n.id, n.org_id, n.agent_id, n.started_at, n.manifest_ref, n.parent_session_id
+          SELECT n.id, n.org_id, n.agent_id, n.started_at, n.manifest_ref,
+                 ${ownSessionRef(tx, tx`n.parent_session_id`, tx`n.org_id`)}
           FROM unnest(
             ${implicit.map((s) => s.id)}::uuid[],
             ${implicit.map((s) => s.orgId)}::uuid[],
@@ -142,6 +143,23 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[]): Promis
 }
 
 /**
+ * A session reference (parent, prior) as stored: dropped when it names another
+ * organisation's session. Refusing it would tell the caller that the id exists
+ * elsewhere; dropping it answers exactly as for an id nobody uses, and links nothing.
+ */
+function ownSessionRef(sql: Queryable, ref: Fragment, orgId: Fragment) {
+  return sql`CASE WHEN EXISTS (SELECT 1 FROM sessions o WHERE o.id = ${ref} AND o.org_id <> ${orgId}) THEN NULL ELSE ${ref} END`;
+}
+
+/** `prior_session_ids` without those of another organisation's sessions (NULL stays NULL: "not given"). */
+function ownSessionRefs(sql: Queryable, ids: string[] | null, orgId: string) {
+  return sql`CASE WHEN ${ids}::uuid[] IS NULL THEN NULL ELSE ARRAY(
+    SELECT p FROM unnest(${ids}::uuid[]) WITH ORDINALITY AS r (p, i)
+    WHERE NOT EXISTS (SELECT 1 FROM sessions o WHERE o.id = r.p AND o.org_id <> ${orgId}::uuid)
+    ORDER BY r.i) END`;
+}
+
+/**
  * Upserts an explicitly described session: given fields win, absent ones keep what
  * is stored; an earlier start moves the start. A new session without a start
  * starts now, or at its end when that is earlier.
@@ -154,8 +172,9 @@ function claimHeaderSession(sql: Queryable, orgId: string, header: SessionHeader
       prior_session_ids, privacy_level, started_at, ended_at, outcome_type, outcome_value_amount, outcome_currency
     ) VALUES (
       ${header.id}::uuid, ${orgId}::uuid, coalesce(${header.initiatorType}::text, 'user'), ${header.agentId},
-      ${header.manifestRef}, ${header.contentScope}, ${header.externalSessionId}, ${header.parentSessionId}::uuid,
-      coalesce(${header.priorSessionIds}::uuid[], '{}'), coalesce(${header.privacyLevel}::text, 'minimal'),
+      ${header.manifestRef}, ${header.contentScope}, ${header.externalSessionId},
+      ${ownSessionRef(sql, sql`${header.parentSessionId}::uuid`, sql`${orgId}::uuid`)},
+      coalesce(${ownSessionRefs(sql, header.priorSessionIds, orgId)}, '{}'), coalesce(${header.privacyLevel}::text, 'minimal'),
       coalesce(${iso(header.startedAt)}::timestamptz, least(now(), ${iso(header.endedAt)}::timestamptz)),
       ${iso(header.endedAt)}::timestamptz,
       ${outcome?.type ?? null}, ${outcome?.value_amount ?? null}::bigint, ${outcome?.currency ?? null}
@@ -167,7 +186,7 @@ function claimHeaderSession(sql: Queryable, orgId: string, header: SessionHeader
       content_scope = coalesce(EXCLUDED.content_scope, s.content_scope),
       external_session_id = coalesce(EXCLUDED.external_session_id, s.external_session_id),
       parent_session_id = coalesce(EXCLUDED.parent_session_id, s.parent_session_id),
-      prior_session_ids = coalesce(${header.priorSessionIds}::uuid[], s.prior_session_ids),
+      prior_session_ids = coalesce(${ownSessionRefs(sql, header.priorSessionIds, orgId)}, s.prior_session_ids),
       privacy_level = coalesce(${header.privacyLevel}::text, s.privacy_level),
       started_at = least(s.started_at, ${iso(header.startedAt)}::timestamptz),
       ended_at = coalesce(EXCLUDED.ended_at, s.ended_at),

@@ -160,7 +160,8 @@ export const membersModule = (ctx: AppContext) =>
         response: ClaimResult,
         detail: {
           summary: "Claim an invitation addressed to the signed-in user's e-mail; records invite.claimed",
-          description: "403 invite_not_for_you for another address, 409 invite_claimed, 410 invite_expired.",
+          description:
+            "404 invite_not_found for an invitation addressed to another address (as for none at all), 409 invite_claimed, 410 invite_expired.",
         },
       },
     );

@@ -190,9 +190,9 @@ export async function claimInvite(
 ): Promise<{ invite: Invite; role: MemberRole }> {
   return sql.begin(async (tx) => {
     const [invite] = await tx<Invite[]>`SELECT * FROM invites WHERE id = ${input.inviteId}::uuid FOR UPDATE`;
-    if (!invite || invite.revoked_at) throw problem("invite_not_found", "no such invitation");
-    if (invite.email !== normalizeEmail(input.email)) {
-      throw problem("invite_not_for_you", "this invitation is addressed to another e-mail address");
+    // Another address's invitation answers like none at all, so ids cannot be probed.
+    if (!invite || invite.revoked_at || invite.email !== normalizeEmail(input.email)) {
+      throw problem("invite_not_found", "you have no such invitation");
     }
     if (invite.claimed_at) throw problem("invite_claimed", "this invitation has already been claimed");
     if (invite.expires_at.getTime() <= Date.now()) throw problem("invite_expired", "this invitation has expired");

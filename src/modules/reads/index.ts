@@ -1,5 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
+import type { Sql } from "../../db/sql.ts";
+import { withStatementTimeout } from "../../db/statement-timeout.ts";
 import { accessPlugin, admittedPrincipal } from "../../http/access.ts";
 import { pageOf } from "../../http/paging.ts";
 import { resolveOwnerScope, resolveReporterScope } from "./access.ts";
@@ -52,6 +54,9 @@ const exportDetail = {
 
 /** The five reads of one view: summary, events, URLs, timeseries and export. */
 const readRoutes = (ctx: AppContext, view: ReadView) => {
+  // Year-long reads share the database with ingest: each is cut off at READ_STATEMENT_TIMEOUT_MS.
+  const timed = <T>(read: (sql: Sql) => Promise<T>) =>
+    withStatementTimeout(ctx.sql, ctx.config.READ_STATEMENT_TIMEOUT_MS, read);
   const queries = readQueries[view];
   const { prefix, tag, of } = views[view];
   return (
@@ -66,7 +71,10 @@ const readRoutes = (ctx: AppContext, view: ReadView) => {
       })
       .get(
         "/summary",
-        async ({ scope, query, asOf }) => ({ ...(await summarize(ctx.sql, scope, parseRange(query))), as_of: asOf }),
+        async ({ scope, query, asOf }) => ({
+          ...(await timed((sql) => summarize(sql, scope, parseRange(query)))),
+          as_of: asOf,
+        }),
         {
           key: "telemetry:read",
           read: view,
@@ -80,7 +88,10 @@ const readRoutes = (ctx: AppContext, view: ReadView) => {
         async ({ scope, query, asOf }) => {
           const { limit, offset } = pageOf(query, eventsPage);
           const filter = { signature_status: query.signature_status };
-          return { ...(await listEvents(ctx.sql, scope, parseRange(query), filter, limit, offset)), as_of: asOf };
+          return {
+            ...(await timed((sql) => listEvents(sql, scope, parseRange(query), filter, limit, offset))),
+            as_of: asOf,
+          };
         },
         {
           key: "telemetry:read",
@@ -94,7 +105,7 @@ const readRoutes = (ctx: AppContext, view: ReadView) => {
         "/urls",
         async ({ scope, query, asOf }) => {
           const { limit, offset } = pageOf(query, urlsPage);
-          return { ...(await listUrls(ctx.sql, scope, parseRange(query), limit, offset)), as_of: asOf };
+          return { ...(await timed((sql) => listUrls(sql, scope, parseRange(query), limit, offset))), as_of: asOf };
         },
         {
           key: "telemetry:read",
@@ -111,7 +122,7 @@ const readRoutes = (ctx: AppContext, view: ReadView) => {
         async ({ scope, query, asOf }) => {
           const interval = query.interval ?? "day";
           return {
-            ...(await timeseries(ctx.sql, scope, parseTimeseriesRange(query, interval), interval)),
+            ...(await timed((sql) => timeseries(sql, scope, parseTimeseriesRange(query, interval), interval))),
             as_of: asOf,
           };
         },

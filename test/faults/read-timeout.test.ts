@@ -1,0 +1,31 @@
+import { expect, test } from "bun:test";
+import { ProblemError } from "../../src/core/problem.ts";
+import { withStatementTimeout } from "../../src/db/statement-timeout.ts";
+import { problemFor } from "../../src/http/errors.ts";
+import { testRuntime } from "../support/runtime.ts";
+
+const onServer = Boolean(process.env.TEST_DATABASE_URL);
+
+// PGlite runs in one WASM thread with no timer to interrupt a statement: the limit is a server's.
+test.skipIf(!onServer)(
+  "a read past its statement timeout is cancelled and answered 503 query_timeout with Retry-After",
+  async () => {
+    const { ctx } = await testRuntime();
+    const started = performance.now();
+    const error = await withStatementTimeout(ctx.sql, 100, (sql) => sql`SELECT pg_sleep(5)`).catch((e: unknown) => e);
+    expect(performance.now() - started).toBeLessThan(4000);
+    const answered = problemFor({
+      code: "UNKNOWN",
+      error,
+      method: "GET",
+      path: "/agent/summary",
+      searchParams: new URLSearchParams(),
+      allowedMethods: [],
+    });
+    expect(answered).toBeInstanceOf(ProblemError);
+    expect(answered).toMatchObject({ code: "query_timeout", status: 503, headers: { "retry-after": "1" } });
+    // The limit was the transaction's own: the connection goes back to the pool without it.
+    const [after] = await ctx.sql<{ statement_timeout: string }[]>`SHOW statement_timeout`;
+    expect(after?.statement_timeout).toBe("0");
+  },
+);

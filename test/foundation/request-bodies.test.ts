@@ -1,0 +1,157 @@
+import { describe, expect, test } from "bun:test";
+import { gzipSync, zstdCompressSync } from "node:zlib";
+import { createApp } from "../../src/app.ts";
+import { overLongArrays } from "../../src/core/array-bounds.ts";
+import { SessionStartRequest } from "../../src/modules/ingest/model.ts";
+import { createTestOrg } from "../support/fixtures.ts";
+import { callApp, type RequestHandler } from "../support/http.ts";
+import { testRuntime } from "../support/runtime.ts";
+import { batch, validEvents } from "../support/telemetry-events.ts";
+import { storedEvents } from "../support/telemetry-store.ts";
+
+const domain = "bodies.example.net";
+
+async function post(
+  path: string,
+  headers: Record<string, string>,
+  body: string | Uint8Array | ReadableStream<Uint8Array>,
+  app?: RequestHandler,
+) {
+  const handler = app ?? (await testRuntime()).app;
+  const response = await handler.handle(
+    new Request(`http://test.local${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body,
+      ...(body instanceof ReadableStream ? { duplex: "half" } : {}),
+    } as RequestInit),
+  );
+  return { response, body: (await response.json()) as Record<string, any> };
+}
+
+const uuids = (n: number) => Array.from({ length: n }, () => crypto.randomUUID());
+
+describe("over-long arrays are refused on their length", () => {
+  test("the pre-check names the array and never enters it", () => {
+    const value = { prior_session_ids: uuids(101), agent_id: "a" };
+    expect(overLongArrays(SessionStartRequest, value)).toEqual([
+      { path: "/prior_session_ids", message: "Expected array length to be less or equal to 100" },
+    ]);
+    expect(overLongArrays(SessionStartRequest, { prior_session_ids: uuids(100) })).toEqual([]);
+  });
+
+  test("100,000 session ids are a 400 naming the field, and an anonymous caller learns only 401", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const body = JSON.stringify({ prior_session_ids: uuids(100_000) });
+    const refused = await post("/sessions/start", { "x-api-key": agent.key }, body);
+    expect(refused.response.status).toBe(400);
+    expect(refused.body.errors).toEqual([
+      { path: "/prior_session_ids", message: "Expected array length to be less or equal to 100" },
+    ]);
+    const anonymous = await post("/sessions/start", {}, body);
+    expect(anonymous.response.status).toBe(401);
+    expect(anonymous.body.errors).toBeUndefined();
+  });
+
+  test("a batch of 100,000 events is refused at /events, nothing stored", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const events = Array.from({ length: 100_000 }, () => ({ type: 1 }));
+    const { response, body } = await post("/events", { "x-api-key": agent.key }, JSON.stringify(batch(events)));
+    expect(response.status).toBe(400);
+    expect(body.errors).toEqual([{ path: "/events", message: "Expected array length to be less or equal to 1000" }]);
+    expect(await storedEvents(agent.id)).toEqual([]);
+  });
+});
+
+describe("compressed bodies", () => {
+  const document = () => JSON.stringify(batch([validEvents.retrieved(domain)], { session_id: crypto.randomUUID() }));
+
+  test("gzip and zstd bodies are stored like plain ones", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    for (const [encoding, compress] of [
+      ["gzip", gzipSync],
+      ["zstd", zstdCompressSync],
+    ] as const) {
+      const { response } = await post(
+        "/events",
+        { "x-api-key": agent.key, "content-encoding": encoding },
+        compress(document()),
+      );
+      expect(response.status).toBe(200);
+    }
+    expect(await storedEvents(agent.id)).toHaveLength(2);
+  });
+
+  test("a gzip bomb stops at MAX_BODY_BYTES decompressed: 413", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20));
+    const { response, body } = await post("/events", { "x-api-key": agent.key, "content-encoding": "gzip" }, bomb);
+    expect(response.status).toBe(413);
+    expect(response.headers.get("content-type")).toBe("application/problem+json");
+    expect(body.detail).toContain("once decompressed");
+  });
+
+  test("another encoding is 415, a body that is not what it claims is 400", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const other = await post("/events", { "x-api-key": agent.key, "content-encoding": "compress" }, document());
+    expect(other.response.status).toBe(415);
+    expect(other.body.code).toBe("unsupported_content_encoding");
+    const notGzip = await post("/events", { "x-api-key": agent.key, "content-encoding": "gzip" }, document());
+    expect(notGzip.response.status).toBe(400);
+    expect(notGzip.body.code).toBe("malformed_body");
+  });
+});
+
+describe("bodies arrive in bounded size and time", () => {
+  test("a streamed body past MAX_BODY_BYTES is 413 problem+json, with no Content-Length to go by", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const { ctx } = await testRuntime();
+    const chunks = Math.ceil(ctx.config.MAX_BODY_BYTES / 65_536) + 2;
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ >= 10 * chunks) controller.close();
+        else controller.enqueue(new Uint8Array(65_536).fill(0x20));
+      },
+    });
+    const { response, body } = await post("/events", { "x-api-key": agent.key }, stream);
+    expect(response.status).toBe(413);
+    expect(body.code).toBe("payload_too_large");
+    // Reading stopped at the limit, not at the end of the stream.
+    expect(sent).toBeLessThan(2 * chunks);
+  });
+
+  test("a stalled upload is 408 after BODY_TIMEOUT_SECONDS", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const { ctx } = await testRuntime();
+    const app = createApp({ ...ctx, config: { ...ctx.config, BODY_TIMEOUT_SECONDS: 1 } });
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"agent_id":'));
+      },
+    });
+    const started = performance.now();
+    const { response, body } = await post("/sessions/start", { "x-api-key": agent.key }, stream, app);
+    expect(response.status).toBe(408);
+    expect(body.code).toBe("body_timeout");
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe("anonymous callers", () => {
+  test("get 401 before their body is read, whatever it holds", async () => {
+    let pulled = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new Uint8Array(65_536));
+      },
+    });
+    const { response } = await post("/events", {}, stream);
+    expect(response.status).toBe(401);
+    expect(pulled).toBeLessThan(3);
+    const keys = await callApp((await testRuntime()).app, "POST", "/api/v1/identity/keys", { body: { name: 1 } });
+    expect(keys.status).toBe(401);
+    expect(keys.body.errors).toBeUndefined();
+  });
+});
