@@ -67,6 +67,7 @@ const checkers = {
   session: TypeCompiler.Compile(documentEnvelopes.session),
   bulk: TypeCompiler.Compile(documentEnvelopes.bulk),
 };
+type Kind = keyof typeof checkers;
 
 /**
  * Reads a POST /events body (`format` events) or a POST /sessions/bulk body
