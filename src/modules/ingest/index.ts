@@ -1,5 +1,6 @@
 import { Elysia, type Static, type TSchema, t } from "elysia";
 import type { AppContext } from "../../context.ts";
+import type { Principal } from "../../core/caller.ts";
 import { ingestLimits } from "../../core/ingest-limits.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import { assertStorableJson } from "../../core/storable-json.ts";
@@ -42,9 +43,17 @@ export const ingestModule = (ctx: AppContext) => {
     maxAgeDays: ctx.config.EVENT_MAX_AGE_DAYS,
     maxFutureSeconds: ctx.config.EVENT_MAX_FUTURE_SECONDS,
   };
-  /** The request's signature header checked against the reporter's manifest (one query, only when signed). */
-  const signatureOf = (request: Request, orgId: string) =>
-    signatureStatusOf(ctx.sql, orgId, request.headers.get(signatureHeader), rawBodyOf(request), new Date());
+  /**
+   * Ingests a POST /events or /sessions/bulk body through the admission gate, with
+   * the request's signature header checked against the reporter's manifest (one
+   * query, only when signed).
+   */
+  const ingest = (format: "events" | "bulk", request: Request, principal: Principal, body: unknown) =>
+    ctx.ingestGate.run(async () => {
+      const headerValue = request.headers.get(signatureHeader);
+      const signature = await signatureStatusOf(ctx.sql, principal.orgId, headerValue, rawBodyOf(request), new Date());
+      return ingestDocument(ctx.ingestWriter, principal, body, format, ageLimits, signature);
+    });
   return new Elysia({ name: "ingest", detail: { tags: ["Ingest"] } })
     .use(accessPlugin(ctx))
     .post(
@@ -77,16 +86,7 @@ export const ingestModule = (ctx: AppContext) => {
     .post(
       "/events",
       async ({ body, principal, request }) => {
-        const result = await ctx.ingestGate.run(async () =>
-          ingestDocument(
-            ctx.ingestWriter,
-            principal,
-            body,
-            "events",
-            ageLimits,
-            await signatureOf(request, principal.orgId),
-          ),
-        );
+        const result = await ingest("events", request, principal, body);
         return {
           status: "ok" as const,
           events_created: result.eventsCreated,
@@ -135,16 +135,7 @@ export const ingestModule = (ctx: AppContext) => {
     .post(
       "/sessions/bulk",
       async ({ body, principal, request }) => {
-        const result = await ctx.ingestGate.run(async () =>
-          ingestDocument(
-            ctx.ingestWriter,
-            principal,
-            body,
-            "bulk",
-            ageLimits,
-            await signatureOf(request, principal.orgId),
-          ),
-        );
+        const result = await ingest("bulk", request, principal, body);
         return {
           session_id: result.sessionId as string,
           events_created: result.eventsCreated,

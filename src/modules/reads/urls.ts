@@ -30,7 +30,12 @@ const families: Record<ReadScope["view"], { rank: RollupFamily; types: RollupFam
   reporter: { rank: "events_by_reporter_url", types: "events_by_reporter_url" },
 };
 
-/** URL metrics by total_events descending, then URL (byte order); sessions counted beside the events. */
+/**
+ * URL metrics by total_events descending, then URL (byte order); sessions counted
+ * beside the events. Two statements (the ranked page, then its event types): run
+ * it inside one snapshot (the route's withStatementTimeout transaction), so the
+ * page's event types add up to its totals.
+ */
 export async function listUrls(sql: Sql, scope: ReadScope, range: Range, limit: number, offset: number) {
   const resolved = await resolve(sql, scope);
   const { rank, types } = families[scope.view];
@@ -44,35 +49,33 @@ export async function listUrls(sql: Sql, scope: ReadScope, range: Range, limit: 
       FROM ${source.table} WHERE ${resolved.events} AND ${inRange}
       GROUP BY content_url`,
   );
-  // One snapshot for both statements: the page's event types add up to its totals.
-  const { page, typeRows } = await sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
-    const page = await tx<PageRow[]>`
-      WITH per_url AS (
-        SELECT content_url COLLATE "C" AS content_url, sum(n) AS total_events, sum(sessions) AS unique_sessions,
-               max(last_seen) AS last_seen
-        FROM (${perUrl}) pieces GROUP BY content_url COLLATE "C"
-      ), page AS (
-        SELECT * FROM per_url ORDER BY total_events DESC, content_url COLLATE "C" LIMIT ${limit} OFFSET ${offset}
-      )
-      SELECT totals.total, page.* FROM (SELECT count(*) AS total FROM per_url) totals LEFT JOIN page ON true
-      ORDER BY page.total_events DESC, page.content_url COLLATE "C"`;
-    const urls = page.flatMap((row) => (row.content_url === null ? [] : [row.content_url]));
-    if (urls.length === 0) return { page, typeRows: [] };
-    const perType = unionOfPieces(
-      sql,
-      types,
-      plan(resolved, types, range, allLevels),
-      (source, inRange) => sql`
-        SELECT content_url, event_type, ${source.measure(eventCount(sql))} AS n
-        FROM ${source.table}
-        WHERE ${resolved.events} AND content_url = ANY (${sql.array(urls)}::text[]) AND ${inRange}
-        GROUP BY content_url, event_type`,
-    );
-    const typeRows = await tx<TypeRow[]>`
-      SELECT content_url, event_type, sum(n) AS n FROM (${perType}) pieces
-      GROUP BY content_url, event_type ORDER BY sum(n) DESC, event_type COLLATE "C"`;
-    return { page, typeRows };
-  });
+  const page = await sql<PageRow[]>`
+    WITH per_url AS (
+      SELECT content_url COLLATE "C" AS content_url, sum(n) AS total_events, sum(sessions) AS unique_sessions,
+             max(last_seen) AS last_seen
+      FROM (${perUrl}) pieces GROUP BY content_url COLLATE "C"
+    ), page AS (
+      SELECT * FROM per_url ORDER BY total_events DESC, content_url COLLATE "C" LIMIT ${limit} OFFSET ${offset}
+    )
+    SELECT totals.total, page.* FROM (SELECT count(*) AS total FROM per_url) totals LEFT JOIN page ON true
+    ORDER BY page.total_events DESC, page.content_url COLLATE "C"`;
+  const urls = page.flatMap((row) => (row.content_url === null ? [] : [row.content_url]));
+  const perType = unionOfPieces(
+    sql,
+    types,
+    plan(resolved, types, range, allLevels),
+    (source, inRange) => sql`
+      SELECT content_url, event_type, ${source.measure(eventCount(sql))} AS n
+      FROM ${source.table}
+      WHERE ${resolved.events} AND content_url = ANY (${sql.array(urls)}::text[]) AND ${inRange}
+      GROUP BY content_url, event_type`,
+  );
+  const typeRows =
+    urls.length === 0
+      ? []
+      : await sql<TypeRow[]>`
+          SELECT content_url, event_type, sum(n) AS n FROM (${perType}) pieces
+          GROUP BY content_url, event_type ORDER BY sum(n) DESC, event_type COLLATE "C"`;
 
   const typesOf = new Map<string, { event_type: string; count: number }[]>();
   for (const row of typeRows) {
