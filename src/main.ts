@@ -1,5 +1,5 @@
 import { createApp } from "./app.ts";
-import { ConfigError, loadConfig } from "./config.ts";
+import { ConfigError, listeningBaseUrl, loadConfig } from "./config.ts";
 import { DatabaseStartupError } from "./db/startup-errors.ts";
 import { startJobs } from "./jobs/index.ts";
 import { createLogger, describeError } from "./log.ts";
@@ -30,7 +30,11 @@ const app = createApp(ctx).listen({
   // Bun refuses larger bodies before they are buffered; the JSON reader enforces the exact limit.
   maxRequestBodySize: config.MAX_BODY_BYTES + 1,
 });
-log.info("listening", { host: config.HOST, port: app.server?.port });
+if (!process.env.PUBLIC_BASE_URL && app.server) {
+  // Links follow the real port (PORT 0 picks one); ctx.config is this same object.
+  config.PUBLIC_BASE_URL = listeningBaseUrl(config.HOST, app.server.port);
+}
+log.info("listening", { host: config.HOST, port: app.server?.port, public_base_url: config.PUBLIC_BASE_URL });
 
 let stopping = false;
 async function shutdown(signal: string) {
