@@ -248,6 +248,7 @@ function eventRow(event: GeneratedEvent, orgId: string): EventRow {
     turnId: event.turn_id ?? null,
     outputId: event.output_id ?? null,
     presentationId: event.presentation_id ?? null,
+    signatureStatus: "unverified",
     data: event.data,
     turn: event.turn ?? null,
   };

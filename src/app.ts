@@ -13,6 +13,7 @@ import { domainsModule } from "./modules/domains/index.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { ingestModule } from "./modules/ingest/index.ts";
 import { keysModule } from "./modules/keys/index.ts";
+import { manifestsModule } from "./modules/manifests/index.ts";
 import { membersModule } from "./modules/members/index.ts";
 import { organizationsModule } from "./modules/organizations/index.ts";
 import { partnersModule } from "./modules/partners/index.ts";
@@ -47,6 +48,7 @@ export function createApp(ctx: AppContext) {
     .use(membersModule(ctx))
     .use(partnersModule(ctx))
     .use(settingsModule(ctx))
+    .use(manifestsModule(ctx))
     .use(delegationsModule(ctx))
     .use(webhooksModule(ctx))
     .use(resolveModule(ctx));

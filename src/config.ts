@@ -58,6 +58,8 @@ const ConfigSchema = T.Object({
    */
   RATE_LIMIT_INGEST_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 100 }),
   RATE_LIMIT_READ_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 20 }),
+  /** Click-manifest lookups (GET /ctx/{token}) per second per API key: each one is a guess at a token. */
+  RATE_LIMIT_CLICK_LOOKUP_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 5 }),
   RATE_LIMIT_CONTROL_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 10 }),
   RATE_LIMIT_PUBLIC_PER_SECOND: T.Integer({ minimum: 0, maximum: 100_000, default: 5 }),
   /** Failed credential lookups (401) per second per client address; past it, lookups are refused before the database. */
@@ -71,14 +73,23 @@ const ConfigSchema = T.Object({
   INGEST_QUEUE: T.Integer({ minimum: 0, maximum: 100_000, default: 64 }),
   INGEST_QUEUE_WAIT_MS: T.Integer({ minimum: 1, maximum: 60_000, default: 2000 }),
   /**
+   * The event-age window (src/core/wire-values.ts): ingest refuses event, start and
+   * end timestamps older than this many days or further ahead of the server clock
+   * than this many seconds (emitter clock skew).
+   */
+  EVENT_MAX_AGE_DAYS: T.Integer({ minimum: 1, maximum: 36_500, default: 3650 }),
+  EVENT_MAX_FUTURE_SECONDS: T.Integer({ minimum: 0, maximum: 86_400, default: 300 }),
+  /**
    * Ingest transactions at once (src/modules/ingest/group-writer.ts); requests
    * arriving while they run share the next one (group commit).
    */
   INGEST_TRANSACTIONS: T.Integer({ minimum: 1, maximum: 100, default: 2 }),
   /** Cron pattern for deleting expired sign-in links, OAuth states and ended sessions. */
   SIGN_IN_PURGE_CRON: T.String({ minLength: 1, default: "17 * * * *" }),
-  /** Cron pattern for marking delegation requests expired 30 days after they were filed. */
-  DELEGATION_REQUEST_EXPIRY_CRON: T.String({ minLength: 1, default: "23 * * * *" }),
+  /** Cron pattern for refetching participant manifests whose Cache-Control time has passed. */
+  MANIFEST_REFRESH_CRON: T.String({ minLength: 1, default: "*/5 * * * *" }),
+  /** Cron pattern for sweeping lapsed records (click tokens past 90 days, delegation requests past 30; src/jobs/index.ts). */
+  EXPIRY_SWEEP_CRON: T.String({ minLength: 1, default: "*/10 * * * *" }),
   /**
    * The AES-256-GCM key webhook signing secrets are encrypted under, 32 bytes as
    * base64 or base64url. Unset: the embedded engine generates one into DATA_DIR
@@ -165,7 +176,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     "EVENTS_COMPRESSION_CRON",
     "AGGREGATE_REFRESH_CRON",
     "SIGN_IN_PURGE_CRON",
-    "DELEGATION_REQUEST_EXPIRY_CRON",
+    "EXPIRY_SWEEP_CRON",
+    "MANIFEST_REFRESH_CRON",
     "WEBHOOK_SWEEP_CRON",
     "WEBHOOK_PURGE_CRON",
   ] as const;

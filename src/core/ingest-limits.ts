@@ -19,8 +19,6 @@ export const ingestLimits = {
   maxDataBytes: 16_384,
   /** Nesting of a request body (envelope → events → event → data → ...). */
   maxJsonDepth: 12,
-  /** How far past the server clock an event or session timestamp may lie (emitter clock skew). */
-  maxFutureSkewMs: 5 * 60 * 1000,
-  /** Earliest timestamp accepted: nothing older is plausible telemetry. */
-  earliestTimestamp: Date.parse("2000-01-01T00:00:00Z"),
+  /** Field errors one refusal lists at most; past it `errors_truncated` and `error_count` say how many there were. */
+  maxReportedErrors: 100,
 } as const;

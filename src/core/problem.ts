@@ -57,6 +57,11 @@ export const problemCodes = {
   oidc_provider_not_found: { status: 404, meaning: "no such sign-in provider is configured" },
   oidc_link_not_found: { status: 404, meaning: "the user has no account linked at that provider" },
   key_not_found: { status: 404, meaning: "the organisation has no such API key" },
+  click_token_not_found: {
+    status: 404,
+    meaning: "no click manifest for this token (unknown, expired, or its issuer does not share sessions)",
+  },
+  manifest_not_found: { status: 404, meaning: "the organisation has registered no manifest" },
   access_request_not_found: { status: 404, meaning: "no such access request" },
   verified_domain_not_found: { status: 404, meaning: "no organisation has verified the domain (or a parent of it)" },
   delegation_not_found: { status: 404, meaning: "the organisation granted no such delegation" },
@@ -82,6 +87,14 @@ export const problemCodes = {
   delegation_request_expired: { status: 410, meaning: "the delegation request expired (30 days after it was filed)" },
   payload_too_large: { status: 413, meaning: "the body is larger than MAX_BODY_BYTES" },
   unsupported_media_type: { status: 415, meaning: "the body is not application/json" },
+  foreign_click_token: {
+    status: 422,
+    meaning: "a standard ct_ click token of another issuer; resolve it at that issuer's ctx_resolution",
+  },
+  manifest_unusable: {
+    status: 422,
+    meaning: "the manifest could not be fetched or breaks the standard (`manifest_status`, `detail` says why)",
+  },
   verification_failed: { status: 422, meaning: "the domain's challenge was not found (`detail` says what)" },
   not_a_platform: { status: 422, meaning: "only platform organisations can be trusted partners" },
   invalid_grantee: { status: 422, meaning: "a delegation's grantee must be a platform or agent organisation" },

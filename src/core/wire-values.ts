@@ -1,11 +1,17 @@
 import { hostOfUrl } from "./hosts.ts";
-import { ingestLimits } from "./ingest-limits.ts";
 
 // RFC 3339 date-time: an explicit offset is required so no timestamp depends on a server's zone.
 const isoDateTime = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
 
+/** The event-age window: how far back and ahead of the server clock a timestamp may lie (EVENT_MAX_AGE_DAYS, EVENT_MAX_FUTURE_SECONDS). */
+export interface TimeWindow {
+  nowMs: number;
+  maxAgeDays: number;
+  maxFutureSeconds: number;
+}
+
 /** A wire timestamp as epoch milliseconds, or the reason it is refused. */
-export function parseTimestamp(text: string, nowMs: number): { ms: number } | { reason: string } {
+export function parseTimestamp(text: string, window: TimeWindow): { ms: number } | { reason: string } {
   const match = isoDateTime.exec(text);
   if (!match) return { reason: "must be an ISO 8601 date-time with Z or a UTC offset" };
   const ms = Date.parse(text);
@@ -13,9 +19,11 @@ export function parseTimestamp(text: string, nowMs: number): { ms: number } | { 
   const fieldsInRange =
     month! >= 1 && month! <= 12 && day! >= 1 && day! <= 31 && hour! <= 23 && minute! <= 59 && second! <= 59;
   if (Number.isNaN(ms) || !fieldsInRange) return { reason: "is not a valid date-time" };
-  if (ms < ingestLimits.earliestTimestamp) return { reason: "is before 2000-01-01" };
-  if (ms > nowMs + ingestLimits.maxFutureSkewMs) {
-    return { reason: `is more than ${ingestLimits.maxFutureSkewMs / 60_000} minutes in the future` };
+  if (ms < window.nowMs - window.maxAgeDays * 86_400_000) {
+    return { reason: `is more than ${window.maxAgeDays} days old (EVENT_MAX_AGE_DAYS)` };
+  }
+  if (ms > window.nowMs + window.maxFutureSeconds * 1000) {
+    return { reason: `is more than ${window.maxFutureSeconds} seconds in the future (EVENT_MAX_FUTURE_SECONDS)` };
   }
   return { ms };
 }

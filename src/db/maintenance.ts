@@ -39,9 +39,9 @@ async function underSessionLock(sql: Sql, key: number, work: (conn: Sql) => Prom
 }
 
 /**
- * Refreshes every continuous aggregate up to the start of its current bucket (the
- * open bucket stays in the real-time part), re-materialising any older bucket that
- * late rows invalidated. Returns false when another session is refreshing.
+ * Refreshes every continuous aggregate up to the start of its current bucket (reads
+ * take the open bucket from finer levels and raw rows), re-materialising any older
+ * bucket that late rows invalidated. Returns false when another session is refreshing.
  */
 export function refreshAggregates(sql: Sql): Promise<boolean> {
   return underSessionLock(sql, refreshLockKey, async (conn) => {

@@ -33,12 +33,19 @@ export type OrgNeed = "read" | "write" | "manage";
  */
 export type Access =
   | { kind: "public"; limitedBy: "address" | "nothing" }
-  | { kind: "key"; scope: Scope | null; orgTypes: readonly OrgType[] | null }
+  | { kind: "key"; scope: Scope | null; orgTypes: readonly OrgType[] | null; limitClass?: RateLimitClass }
   | { kind: "session"; operatorAdmin: boolean }
   | { kind: "org"; need: OrgNeed; sessionOnly: boolean; orgTypes: readonly OrgType[] | null; orgFrom: "query" | "path" }
   | { kind: "partner" };
 
-type KeyDeclaration = Scope | true | { scope: Scope; orgTypes: readonly OrgType[] };
+type KeyDeclaration =
+  | Scope
+  | true
+  | {
+      scope: Scope;
+      orgTypes: readonly OrgType[] /** counted apart from the scope's class */;
+      limitClass?: RateLimitClass;
+    };
 type OrgDeclaration =
   | OrgNeed
   | { need: OrgNeed; sessionOnly?: true; orgTypes?: readonly OrgType[]; orgFrom?: "query" | "path" };
@@ -72,11 +79,13 @@ interface Admitted {
 }
 
 const limitClassOf = (access: Access): RateLimitClass =>
-  access.kind === "key" && access.scope === "telemetry:write"
-    ? "ingest"
-    : access.kind === "key" && access.scope === "telemetry:read"
-      ? "read"
-      : "control";
+  access.kind === "key" && access.limitClass
+    ? access.limitClass
+    : access.kind === "key" && access.scope === "telemetry:write"
+      ? "ingest"
+      : access.kind === "key" && access.scope === "telemetry:read"
+        ? "read"
+        : "control";
 
 const orgTypeRefusal = (orgTypes: readonly OrgType[]) =>
   orgTypes.includes("content_owner")
@@ -307,7 +316,12 @@ export const declaredKey = (declared: KeyDeclaration): Access =>
     ? { kind: "key", scope: null, orgTypes: null }
     : typeof declared === "string"
       ? { kind: "key", scope: declared, orgTypes: null }
-      : { kind: "key", scope: declared.scope, orgTypes: declared.orgTypes };
+      : {
+          kind: "key",
+          scope: declared.scope,
+          orgTypes: declared.orgTypes,
+          ...(declared.limitClass ? { limitClass: declared.limitClass } : {}),
+        };
 
 export const declaredOrg = (declared: OrgDeclaration): Extract<Access, { kind: "org" }> =>
   typeof declared === "string"
@@ -323,7 +337,7 @@ export const declaredOrg = (declared: OrgDeclaration): Extract<Access, { kind: "
 /**
  * The macros a route declares who may call it with:
  * - `public: true | "by_address"`: anyone (`by_address`: counted per client address);
- * - `key: <scope> | true | { scope, orgTypes }`: an API key (`principal`);
+ * - `key: <scope> | true | { scope, orgTypes, limitClass? }`: an API key (`principal`);
  * - `session: true | "operator_admin"`: a signed-in user (`user`);
  * - `org: <need> | { need, sessionOnly?, orgTypes?, orgFrom? }`: a key or a member's
  *   session acting on an organisation (`access`), named by `org_id` (or the `:id` path segment);

@@ -1,20 +1,14 @@
+import type { ValueError } from "@sinclair/typebox/errors";
 import { ValidationError } from "elysia";
 import postgres from "postgres";
 import { type FieldError, invalid, ProblemError, problem } from "../core/problem.ts";
+import { describeErrors } from "../core/schema-errors.ts";
 
-/** Turns a TypeBox validation failure into one entry per failing field. */
+/** Turns a TypeBox validation failure into one entry per failing field, naming the allowed values. */
 function fieldErrors(error: ValidationError): FieldError[] {
-  const seen = new Set<string>();
-  const out: FieldError[] = [];
-  for (const item of error.all) {
-    const path = "path" in item && typeof item.path === "string" ? item.path || "/" : "/";
-    const message = "message" in item && typeof item.message === "string" ? item.message : "is invalid";
-    const key = `${path}\u0000${message}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push({ path, message });
-  }
-  return out;
+  const described = error.all.filter((item): item is ValueError => "schema" in item && typeof item.type === "number");
+  if (described.length > 0) return describeErrors(described);
+  return [{ path: "/", message: "is invalid" }];
 }
 
 /**

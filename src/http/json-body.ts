@@ -2,6 +2,12 @@ import { problem } from "../core/problem.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
+/** The exact bytes of each request's JSON body, for checking a signature over them (signed telemetry). */
+const rawBodies = new WeakMap<Request, Uint8Array>();
+
+/** The bytes readJsonBody read from `request`; undefined when it read none. */
+export const rawBodyOf = (request: Request): Uint8Array | undefined => rawBodies.get(request);
+
 export function isJsonContentType(contentType: string | null): boolean {
   if (!contentType) return false;
   const mediaType = contentType.split(";", 1)[0]?.trim().toLowerCase() ?? "";
@@ -22,6 +28,7 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   const bytes = new Uint8Array(await request.arrayBuffer());
   if (bytes.byteLength > maxBytes) throw problem("payload_too_large", `request body exceeds ${maxBytes} bytes`);
   if (bytes.byteLength === 0) throw problem("empty_body", "request body is empty; a JSON document is required");
+  rawBodies.set(request, bytes);
   let text: string;
   try {
     text = utf8.decode(bytes);

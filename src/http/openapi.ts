@@ -136,7 +136,7 @@ export const openapiPlugin = (routes: () => readonly RouteWithBody[]) =>
             title: "Content Telemetry reporting and query service",
             version: "0.1.0",
             description:
-              "Ingest of Content Telemetry v1 sessions and events, content-owner reads, click tokens and the identity control plane. Every error is an RFC 9457 problem (application/problem+json) with a stable `code`; validation errors list each failing field in `errors`. Rate limits (429 with Retry-After): per API key, 100 ingest and 20 read requests per second; per key or signed-in user, 10 control-plane requests per second; per client address, 5 per second to sign-in and /resolve and 10 failed credential lookups per second; bursts of twice the rate. These are the defaults; the operator sets them with RATE_LIMIT_*_PER_SECOND.",
+              "Ingest of Content Telemetry v1 sessions and events, content-owner reads, click tokens and the identity control plane. Every error is an RFC 9457 problem (application/problem+json) with a stable `code`; validation errors list each failing field in `errors`. Rate limits (429 with Retry-After): per API key, 100 ingest and 20 read requests and 5 click-manifest lookups per second; per key or signed-in user, 10 control-plane requests per second; per client address, 5 per second to sign-in and /resolve and 10 failed credential lookups per second; bursts of twice the rate. These are the defaults; the operator sets them with RATE_LIMIT_*_PER_SECOND.",
           },
           components: {
             securitySchemes: {

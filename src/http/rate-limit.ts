@@ -8,11 +8,12 @@ import { problem } from "../core/problem.ts";
  * (API key or signed-in user), the rest per client address.
  * - ingest: routes needing telemetry:write
  * - read: routes needing telemetry:read
+ * - click_lookup: click-manifest lookups (GET /ctx/{token}), each a guess at a token
  * - control: the identity control plane and anything else a credential calls
  * - public: sign-in and /resolve, which take no credential
  * - failed_auth: credentials that fail to authenticate (401), per client address
  */
-export type RateLimitClass = "ingest" | "read" | "control" | "public" | "failed_auth";
+export type RateLimitClass = "ingest" | "read" | "click_lookup" | "control" | "public" | "failed_auth";
 
 /**
  * Settings that turn every limit off: for the shared test app and the benchmarks,
@@ -21,6 +22,7 @@ export type RateLimitClass = "ingest" | "read" | "control" | "public" | "failed_
 export const rateLimitsOff = {
   RATE_LIMIT_INGEST_PER_SECOND: "0",
   RATE_LIMIT_READ_PER_SECOND: "0",
+  RATE_LIMIT_CLICK_LOOKUP_PER_SECOND: "0",
   RATE_LIMIT_CONTROL_PER_SECOND: "0",
   RATE_LIMIT_PUBLIC_PER_SECOND: "0",
   RATE_LIMIT_FAILED_AUTH_PER_SECOND: "0",
@@ -72,6 +74,7 @@ export class RateLimiter {
     return new RateLimiter({
       ingest: config.RATE_LIMIT_INGEST_PER_SECOND,
       read: config.RATE_LIMIT_READ_PER_SECOND,
+      click_lookup: config.RATE_LIMIT_CLICK_LOOKUP_PER_SECOND,
       control: config.RATE_LIMIT_CONTROL_PER_SECOND,
       public: config.RATE_LIMIT_PUBLIC_PER_SECOND,
       failed_auth: config.RATE_LIMIT_FAILED_AUTH_PER_SECOND,
@@ -124,6 +127,7 @@ export class RateLimiter {
 const callerNames: Record<RateLimitClass, string> = {
   ingest: "this API key",
   read: "this API key",
+  click_lookup: "this API key",
   control: "this credential",
   public: "this client address",
   failed_auth: "this client address",
@@ -132,6 +136,7 @@ const callerNames: Record<RateLimitClass, string> = {
 const kindNames: Record<RateLimitClass, string> = {
   ingest: "ingest requests",
   read: "read requests",
+  click_lookup: "click-manifest lookups",
   control: "control-plane requests",
   public: "requests without a credential",
   failed_auth: "credentials that failed to authenticate",

@@ -1,11 +1,20 @@
 import { readCaFile } from "../config.ts";
 import type { AppContext } from "../context.ts";
 import { purgeExpiredSignIns } from "../modules/auth/purge.ts";
+import { deleteExpiredClickTokens } from "../modules/click-tokens/service.ts";
 import { expireDelegationRequests } from "../modules/delegations/service.ts";
+import { refreshDueManifests } from "../modules/manifests/service.ts";
 import { purgeWebhookHistory } from "../modules/webhooks/queue.ts";
 import { createWebhookSender } from "../modules/webhooks/sender.ts";
 import { WebhookSweeper } from "../modules/webhooks/sweep.ts";
+import { type Expiry, scheduleExpiry } from "./expiry.ts";
 import { scheduleJob } from "./schedule.ts";
+
+/** Records that lapse, each swept by a job of its own on EXPIRY_SWEEP_CRON. */
+export const expiries: readonly Expiry[] = [
+  { name: "click-tokens", sweep: deleteExpiredClickTokens },
+  { name: "delegation-requests", sweep: expireDelegationRequests },
+];
 
 export interface Jobs {
   /** Stops the schedules, then waits for webhook attempts in flight to be sent and recorded. */
@@ -41,10 +50,11 @@ export function startJobs(ctx: AppContext): Jobs {
       const deleted = await purgeExpiredSignIns(ctx.sql);
       if (deleted) log.info("purged expired sign-in records", { deleted });
     }),
-    scheduleJob(ctx, "delegation-request-expiry", ctx.config.DELEGATION_REQUEST_EXPIRY_CRON, async (log, tick) => {
-      const expired = await expireDelegationRequests(ctx.sql, tick);
-      if (expired) log.info("marked delegation requests expired", { expired });
+    scheduleJob(ctx, "manifest-refresh", config.MANIFEST_REFRESH_CRON, async (log, tick) => {
+      const refreshed = await refreshDueManifests(ctx, tick);
+      if (refreshed) log.info("refetched participant manifests", { refreshed });
     }),
+    ...expiries.map((expiry) => scheduleExpiry(ctx, config.EXPIRY_SWEEP_CRON, expiry)),
     ...(sweeper
       ? [
           scheduleJob(

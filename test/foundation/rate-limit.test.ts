@@ -9,7 +9,7 @@ import { batch, validEvents } from "../support/telemetry-events.ts";
 import { storedEvents } from "../support/telemetry-store.ts";
 
 /** Every kind of route at 1 request per second, with bursts of 2. */
-const onePerSecond = { ingest: 1, read: 1, control: 1, public: 1, failed_auth: 1 };
+const onePerSecond = { ingest: 1, read: 1, click_lookup: 1, control: 1, public: 1, failed_auth: 1 };
 
 /** A clock the test moves by hand, in milliseconds. */
 function manualClock() {
@@ -111,6 +111,18 @@ describe("rate limits over HTTP", () => {
       send("GET", "/api/v1/identity/auth/session", { headers: { authorization: `Bearer ${session}` } });
     const sessionStatuses = [(await whoAmI()).status, (await whoAmI()).status, (await whoAmI()).status];
     expect(sessionStatuses).toEqual([200, 200, 429]);
+  });
+
+  test("click-manifest lookups are limited per key, apart from reads", async () => {
+    const network = await createTestOrg({ type: "platform" });
+    const lookup = () => send("GET", `/ctx/ctx_${"a".repeat(43)}`, { key: network.key });
+    const statuses = [(await lookup()).status, (await lookup()).status];
+    const refused = await lookup();
+    expect([...statuses, refused.status]).toEqual([404, 404, 429]);
+    expect(refused.body).toMatchObject({ code: "rate_limited", limit_class: "click_lookup" });
+    // The key's read bucket is its own, and another key of the network has a bucket of its own.
+    expect((await send("GET", "/click-tokens/lookups", { key: network.key })).status).toBe(200);
+    expect((await send("GET", `/ctx/ctx_${"a".repeat(43)}`, { key: await network.keyWith(null) })).status).toBe(404);
   });
 
   test("routes without a credential are limited per client address; health checks are not limited", async () => {

@@ -8,6 +8,9 @@ import { createTestOrg } from "../support/fixtures.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
 
+/** The service's default event-age window. */
+const ageLimits = { maxAgeDays: 3650, maxFutureSeconds: 300 };
+
 async function agent(): Promise<Principal> {
   const org = await createTestOrg({ type: "agent" });
   return { keyId: "test", orgId: org.id, orgType: "agent", scopes: new Set(["telemetry:write"]), verifiedDomains: [] };
@@ -38,7 +41,7 @@ async function queuedWriter(principal: Principal) {
         },
       };
       results.push(
-        ingestDocument(counted, principal, sessionBatch(sessionId, events), "events").then(
+        ingestDocument(counted, principal, sessionBatch(sessionId, events), "events", ageLimits).then(
           (result) => result.eventsCreated,
         ),
       );
@@ -114,6 +117,7 @@ describe("group commit", () => {
       other,
       sessionBatch(othersSession, [validEvents.retrieved("group.example.org")]),
       "events",
+      ageLimits,
     );
 
     const writes = await queuedWriter(reporter);

@@ -150,22 +150,26 @@ describe("v1 structural rules", () => {
 
   test("content_engaged needs presentation_id unless it carries a ctx_token", async () => {
     await expectRefused(validEvents.engaged(domain, { presentation_id: undefined }), "/events/0/presentation_id");
-    expect((await expectStored(validEvents.engaged(domain))).presentation_id).toBe("pres-1");
+    const presentationId = crypto.randomUUID();
+    expect((await expectStored(validEvents.engaged(domain, { presentation_id: presentationId }))).presentation_id).toBe(
+      presentationId,
+    );
   });
 
-  test("an event needs session_id or ctx_token, except retrieval-level content_retrieved", async () => {
+  // The standard exempts retrieval-only documents whatever the role (5.7.5, 7.1); any other type needs one.
+  test("an event needs session_id or ctx_token, except content_retrieved", async () => {
     const agent = await createTestOrg({ type: "agent" });
     const post = (event: Record<string, unknown>) => call("POST", "/events", { key: agent.key, body: batch([event]) });
-    for (const role of ["origin", "edge", "index"]) {
-      const res = await post(validEvents.retrieved(domain, { source_role: role, content_telemetry_id: "ctid-1" }));
+    const correlation = crypto.randomUUID();
+    for (const role of ["origin", "edge", "index", "agent"]) {
+      const res = await post(validEvents.retrieved(domain, { source_role: role, content_telemetry_id: correlation }));
       expect(res.status).toBe(200);
     }
-    const agentRetrieval = await post(validEvents.retrieved(domain));
-    expect(agentRetrieval.status).toBe(400);
-    expect(agentRetrieval.body.errors[0].path).toBe("/events/0/session_id");
-    expect((await post(validEvents.cited(domain))).status).toBe(400);
+    const cited = await post(validEvents.cited(domain));
+    expect(cited.status).toBe(400);
+    expect(cited.body.errors[0].path).toBe("/events/0/session_id");
     const stored = await storedEvents(agent.id);
-    expect(stored.map((e) => e.content_telemetry_id)).toEqual(["ctid-1", "ctid-1", "ctid-1"]);
+    expect(stored.map((e) => e.content_telemetry_id)).toEqual(Array(4).fill(correlation));
     expect(stored.every((e) => e.session_id === null)).toBe(true);
   });
 
@@ -220,13 +224,16 @@ describe("values", () => {
     expect(stored.content_url).toBe("https://News.Example.NET.:8443/a?b=1");
   });
 
-  test("closed value sets are normalised, not refused", async () => {
-    const cited = await expectStored(
-      validEvents.cited(domain, { data: { citation_type: "homage", position: "footnote" } }),
+  // The v1 schemas close these sets, so an unknown value is refused naming the allowed ones (test/conformance).
+  test("closed value sets are refused, not normalised", async () => {
+    const body = await expectRefused(
+      validEvents.cited(domain, { data: { citation_type: "homage", position: "primary" } }),
+      "/events/0/data/citation_type",
     );
-    expect(cited.data).toEqual({ citation_type: "unclassified", position: "unclassified" });
-    const grounded = await expectStored(validEvents.grounded(domain, { data: { scope: "galaxy", cached: true } }));
-    expect(grounded.data).toEqual({ cached: true });
+    expect(body.errors[0].message).toBe(
+      'must be "direct_quote", "paraphrase", "reference", "contradiction" or "unclassified"',
+    );
+    await expectRefused(validEvents.grounded(domain, { data: { scope: "galaxy" } }), "/events/0/data/scope");
   });
 
   test("open value sets are stored as sent", async () => {

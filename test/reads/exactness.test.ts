@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { refreshAggregates } from "../../src/db/maintenance.ts";
 import { registerDomain, verifyDomain } from "../../src/modules/domains/service.ts";
+import { type Level, levels } from "../../src/modules/reads/plan.ts";
 import { insertEvents, type TestEvent } from "../support/events.ts";
 import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
@@ -50,12 +51,12 @@ function randomEvents(count: number, hosts: string[], platforms: string[], from:
   return events;
 }
 
-/** Unaligned random ranges, some open-ended, some aligned on days or months. */
-function randomRanges(n: number): ReferenceRange[] {
+/** Unaligned random ranges within [from, to) and a few days around, some open-ended, some aligned on days. */
+function randomRanges(n: number, from = windowStart, to = windowEnd): ReferenceRange[] {
   const ranges: ReferenceRange[] = [{ since: new Date(0), until: null }];
   for (let i = 0; i < n; i++) {
-    const a = windowStart - 3 * 86_400_000 + random.next() * (windowEnd - windowStart + 6 * 86_400_000);
-    const b = windowStart + random.next() * (windowEnd - windowStart);
+    const a = from - 3 * 86_400_000 + random.next() * (to - from + 6 * 86_400_000);
+    const b = from + random.next() * (to - from);
     let [since, until] = [Math.floor(Math.min(a, b)), Math.floor(Math.max(a, b))];
     if (random.chance(0.2))
       [since, until] = [Math.floor(since / 86_400_000) * 86_400_000, Math.ceil(until / 86_400_000) * 86_400_000];
@@ -134,69 +135,77 @@ async function expectExact(readers: Reader[], ranges: ReferenceRange[]) {
   }
 }
 
+/** Two owners and two reporters with fresh organisations, the hosts their events go to, and a reader each. */
+async function ownersAndReporters() {
+  const { ctx } = await testRuntime();
+  const sql = ctx.sql;
+  // Owner A holds two unrelated verified domains (union path); owner B one (rollup path).
+  const ownerA = await createTestOrg();
+  const secondDomain = uniqueDomain("second").replace(".example.com", ".example.org");
+  await registerDomain(sql, ownerA.id, secondDomain);
+  await verifyDomain(sql, ownerA.id, secondDomain, "operator");
+  const ownerAKey = await ownerA.keyWith(["telemetry:read"]);
+  const ownerB = await createTestOrg();
+  const platform1 = await createTestOrg({ type: "platform" });
+  const platform2 = await createTestOrg({ type: "agent" });
+  const domainA = ownerA.domain as string;
+  const domainB = ownerB.domain as string;
+  const hosts = [
+    domainA,
+    `www.${domainA}`,
+    `news.${domainA}`,
+    secondDomain,
+    `blog.${secondDomain}`,
+    domainB,
+    `shop.${domainB}`,
+    uniqueDomain("unowned"),
+  ];
+  const platforms = [platform1.id, platform2.id];
+  const readers: Reader[] = [
+    {
+      label: "owner A",
+      key: ownerAKey,
+      prefix: "/content-owners",
+      params: {},
+      scope: { view: "owner", orgId: ownerA.id, domains: [domainA, secondDomain].sort() },
+    },
+    {
+      label: "owner A, one subdomain",
+      key: ownerAKey,
+      prefix: "/content-owners",
+      params: { domain: `news.${domainA}` },
+      scope: { view: "owner", orgId: ownerA.id, domains: [`news.${domainA}`] },
+    },
+    {
+      label: "owner B",
+      key: ownerB.key,
+      prefix: "/content-owners",
+      params: {},
+      scope: { view: "owner", orgId: ownerB.id, domains: [domainB] },
+    },
+    {
+      label: "platform 1",
+      key: platform1.key,
+      prefix: "/agent",
+      params: {},
+      scope: { view: "reporter", orgId: platform1.id, agentId: null },
+    },
+    {
+      label: "platform 2, agent-a",
+      key: platform2.key,
+      prefix: "/agent",
+      params: { agent_id: "agent-a" },
+      scope: { view: "reporter", orgId: platform2.id, agentId: "agent-a" },
+    },
+  ];
+  return { hosts, platforms, readers };
+}
+
 describe("reads are exact", () => {
   test("every figure of every endpoint equals the raw-event definition, before and after refreshes, with late events", async () => {
     const { ctx } = await testRuntime();
     const sql = ctx.sql;
-    // Owner A holds two unrelated verified domains (union path); owner B one (rollup path).
-    const ownerA = await createTestOrg();
-    const secondDomain = uniqueDomain("second").replace(".example.com", ".example.org");
-    await registerDomain(sql, ownerA.id, secondDomain);
-    await verifyDomain(sql, ownerA.id, secondDomain, "operator");
-    const ownerAKey = await ownerA.keyWith(["telemetry:read"]);
-    const ownerB = await createTestOrg();
-    const platform1 = await createTestOrg({ type: "platform" });
-    const platform2 = await createTestOrg({ type: "agent" });
-    const domainA = ownerA.domain as string;
-    const domainB = ownerB.domain as string;
-    const hosts = [
-      domainA,
-      `www.${domainA}`,
-      `news.${domainA}`,
-      secondDomain,
-      `blog.${secondDomain}`,
-      domainB,
-      `shop.${domainB}`,
-      uniqueDomain("unowned"),
-    ];
-    const platforms = [platform1.id, platform2.id];
-    const readers: Reader[] = [
-      {
-        label: "owner A",
-        key: ownerAKey,
-        prefix: "/content-owners",
-        params: {},
-        scope: { view: "owner", orgId: ownerA.id, domains: [domainA, secondDomain].sort() },
-      },
-      {
-        label: "owner A, one subdomain",
-        key: ownerAKey,
-        prefix: "/content-owners",
-        params: { domain: `news.${domainA}` },
-        scope: { view: "owner", orgId: ownerA.id, domains: [`news.${domainA}`] },
-      },
-      {
-        label: "owner B",
-        key: ownerB.key,
-        prefix: "/content-owners",
-        params: {},
-        scope: { view: "owner", orgId: ownerB.id, domains: [domainB] },
-      },
-      {
-        label: "platform 1",
-        key: platform1.key,
-        prefix: "/agent",
-        params: {},
-        scope: { view: "reporter", orgId: platform1.id, agentId: null },
-      },
-      {
-        label: "platform 2, agent-a",
-        key: platform2.key,
-        prefix: "/agent",
-        params: { agent_id: "agent-a" },
-        scope: { view: "reporter", orgId: platform2.id, agentId: "agent-a" },
-      },
-    ];
+    const { hosts, platforms, readers } = await ownersAndReporters();
 
     await insertEvents(sql, randomEvents(700, hosts, platforms, windowStart, windowEnd));
     await expectExact(readers, randomRanges(2));
@@ -218,4 +227,32 @@ describe("reads are exact", () => {
     expect(await refreshAggregates(sql)).toBe(true);
     await expectExact(readers, randomRanges(2));
   }, 180_000);
+  test("year-long ranges, read from quarters, months, weeks, days, hours and raw rows, across their edges and the watermarks", async () => {
+    const { ctx } = await testRuntime();
+    const sql = ctx.sql;
+    const { hosts, platforms, readers } = await ownersAndReporters();
+    const now = Date.now();
+    const from = now - 400 * 86_400_000;
+    await insertEvents(sql, randomEvents(800, hosts, platforms, from, now - 60_000));
+    // Materialised up to the current bucket of each level: the watermarks sit at
+    // this hour, today, this Monday, the 1st of this month and of this quarter.
+    expect(await refreshAggregates(sql)).toBe(true);
+    const at = (ms: number) => new Date(ms);
+    const startOf = (level: Level, ms: number) => level.floor(ms);
+    const edges: ReferenceRange[] = [
+      { since: at(now - 365 * 86_400_000), until: at(now + 60_000) },
+      { since: at(startOf(levels.quarter, now - 200 * 86_400_000)), until: at(startOf(levels.month, now)) },
+      { since: at(startOf(levels.week, now - 100 * 86_400_000) - 1), until: at(startOf(levels.week, now) + 1) },
+      { since: at(startOf(levels.month, now) - 3_600_000), until: at(startOf(levels.hour, now) + 1) },
+      { since: at(startOf(levels.quarter, now) - 86_400_000), until: null },
+    ];
+    await expectExact(readers, [...edges, ...randomRanges(2, from, now)]);
+
+    // New events: above the hour's watermark, and below the others (their buckets go stale).
+    await insertEvents(sql, randomEvents(150, hosts, platforms, now - 10 * 86_400_000, Date.now()));
+    await expectExact(readers, [...edges, ...randomRanges(2, from, now)]);
+
+    expect(await refreshAggregates(sql)).toBe(true);
+    await expectExact(readers, edges);
+  }, 240_000);
 });

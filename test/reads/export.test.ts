@@ -47,7 +47,9 @@ describe("export", () => {
     const csv = await download(`/content-owners/export?${range}`, owner.key, "text/csv");
     expect(csv.type).toContain("text/csv");
     const rows = csv.text.split("\r\n");
-    expect(rows[0]).toBe("event_id,session_id,event_type,content_url,event_timestamp,event_data,platform_id,agent_id");
+    expect(rows[0]).toBe(
+      "event_id,session_id,event_type,content_url,event_timestamp,event_data,platform_id,agent_id,signature_status",
+    );
     expect(rows[1]).toBe(
       [
         lines[0].event_id,
@@ -58,6 +60,7 @@ describe("export", () => {
         '"{""note"":""a \\""quoted\\"", comma\\nline""}"',
         reporter.id,
         "",
+        "unverified",
       ].join(","),
     );
     expect(rows.filter((row) => row !== "")).toHaveLength(2391);
@@ -151,7 +154,7 @@ describe("export", () => {
     const scope = { view: "owner" as const, orgId: owner.id, domains: [owner.domain as string] };
     const range = { since: new Date("2026-03-01T00:00:00Z"), until: new Date("2026-03-01T00:00:01Z") };
     const pages: string[][] = [];
-    for await (const page of streamEventBatches(ctx.sql, scope, range, 7))
+    for await (const page of streamEventBatches(ctx.sql, scope, range, {}, 7))
       pages.push(page.map((e) => e.content_url ?? ""));
     expect(pages.map((page) => page.length)).toEqual([7, 7, 7, 7, 7, 7, 7, 7, 4]);
     const exported = pages.flat();

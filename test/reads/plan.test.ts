@@ -40,6 +40,36 @@ describe("range planning", () => {
     ]);
   });
 
+  test("with week and quarter levels, a year is quarters in the middle, then months, weeks, days and hours", () => {
+    const since = at("2025-11-23T17:30:00Z");
+    const until = at("2026-11-23T17:30:00Z");
+    const pieces = planRange(since, until, [levels.quarter, levels.month, levels.week, levels.day, levels.hour]);
+    expectTiles(pieces, since, until);
+    expect(show(pieces)).toEqual([
+      "raw 2025-11-23T17:30:00.000Z 2025-11-23T18:00:00.000Z",
+      "hour 2025-11-23T18:00:00.000Z 2025-11-24T00:00:00.000Z",
+      "week 2025-11-24T00:00:00.000Z 2025-12-01T00:00:00.000Z",
+      "month 2025-12-01T00:00:00.000Z 2026-01-01T00:00:00.000Z",
+      "quarter 2026-01-01T00:00:00.000Z 2026-10-01T00:00:00.000Z",
+      "month 2026-10-01T00:00:00.000Z 2026-11-01T00:00:00.000Z",
+      "day 2026-11-01T00:00:00.000Z 2026-11-02T00:00:00.000Z",
+      "week 2026-11-02T00:00:00.000Z 2026-11-23T00:00:00.000Z",
+      "hour 2026-11-23T00:00:00.000Z 2026-11-23T17:00:00.000Z",
+      "raw 2026-11-23T17:00:00.000Z 2026-11-23T17:30:00.000Z",
+    ]);
+  });
+
+  test("weeks start on Mondays and quarters on 1 January, April, July and October, also before 1970 and 100", () => {
+    const start = (level: typeof levels.week, iso: string) => new Date(level.floor(at(iso).getTime())).toISOString();
+    expect(start(levels.week, "2026-11-22T23:59:59Z")).toBe("2026-11-16T00:00:00.000Z");
+    expect(start(levels.week, "1969-12-31T12:00:00Z")).toBe("1969-12-29T00:00:00.000Z");
+    expect(start(levels.quarter, "2026-06-30T23:59:59Z")).toBe("2026-04-01T00:00:00.000Z");
+    expect(start(levels.quarter, "0050-12-31T00:00:00Z")).toBe("0050-10-01T00:00:00.000Z");
+    expect(new Date(levels.quarter.next(at("0050-10-01T00:00:00Z").getTime())).toISOString()).toBe(
+      "0051-01-01T00:00:00.000Z",
+    );
+  });
+
   test("a stale bucket is read one level finer, down to raw rows", () => {
     const since = at("2026-02-01T00:00:00Z");
     const until = at("2026-04-01T00:00:00Z");

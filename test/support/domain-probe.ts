@@ -5,6 +5,8 @@ export interface FakeResponse {
   status?: number;
   body?: string;
   headers?: Record<string, string>;
+  /** Answer only after this long (a slow site). */
+  delayMs?: number;
 }
 
 const txt = new Map<string, string[]>();
@@ -17,10 +19,11 @@ function localServer() {
   server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
-    fetch(request) {
+    async fetch(request) {
       const url = new URL(request.url);
       const found = files.get(`${request.headers.get(hostHeader)}${url.pathname}`);
       if (!found) return new Response("not found", { status: 404 });
+      if (found.delayMs) await Bun.sleep(found.delayMs);
       return new Response(found.body ?? "", { status: found.status ?? 200, headers: found.headers });
     },
   });

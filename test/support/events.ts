@@ -39,6 +39,7 @@ export async function insertEvents(sql: Sql, events: readonly TestEvent[]): Prom
       turnId: null,
       outputId: null,
       presentationId: null,
+      signatureStatus: "unverified",
       data: event.data ?? {},
       turn: null,
     })),

@@ -120,8 +120,8 @@ export async function referenceEvents(
   const until = range.until ?? farFuture;
   const where = sql`${inScope(sql, scope)} AND event_time >= ${range.since} AND event_time < ${until}`;
   const rows = await sql`
-    SELECT event_id, session_id, event_type, content_url, event_time, data, org_id, agent_id FROM events
-    WHERE ${where} ORDER BY event_time DESC, event_id DESC, org_id DESC LIMIT ${limit} OFFSET ${offset}`;
+    SELECT event_id, session_id, event_type, content_url, event_time, data, org_id, agent_id, signature_status
+    FROM events WHERE ${where} ORDER BY event_time DESC, event_id DESC, org_id DESC LIMIT ${limit} OFFSET ${offset}`;
   const [total] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM events WHERE ${where}`;
   return {
     items: rows.map((r) => ({
@@ -133,6 +133,7 @@ export async function referenceEvents(
       event_data: r.data,
       platform_id: r.org_id,
       agent_id: r.agent_id,
+      signature_status: r.signature_status,
     })),
     total: total?.n ?? 0,
     limit,

@@ -52,7 +52,7 @@ export const validEvents = {
     type: "content_engaged",
     timestamp: ago(),
     content_url: url(domain),
-    presentation_id: "pres-1",
+    presentation_id: crypto.randomUUID(),
     data: { engagement_type: "link_click" },
     ...extra,
   }),

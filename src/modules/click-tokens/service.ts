@@ -5,7 +5,7 @@ import type { Sql } from "../../db/sql.ts";
 export const clickTokenLifetimeDays = 90;
 
 /** Click tokens travel in outbound links (`?ctx=`); only their SHA-256 is stored. */
-const clickTokenPrefix = "ctx_";
+export const clickTokenPrefix = "ctx_";
 
 export interface IssuedClickToken {
   token: string;
@@ -58,4 +58,23 @@ export async function resolveClickTokens(sql: Sql, raws: readonly string[]): Pro
     if (raw) resolved.set(raw, { sessionId: row.session_id, agentId: row.agent_id });
   }
   return resolved;
+}
+
+/** Rows one statement of the sweep deletes, so that a large backlog never holds one long transaction. */
+const sweepBatch = 10_000;
+
+/**
+ * Deletes the tokens lapsed at `now` (the resolver and ingest already refuse them
+ * from expires_at on); returns how many. The expiry job's sweep (src/jobs/expiry.ts).
+ */
+export async function deleteExpiredClickTokens(sql: Sql, now: Date): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const batch = await sql`
+      DELETE FROM click_tokens WHERE token_hash IN (
+        SELECT token_hash FROM click_tokens WHERE expires_at <= ${now} LIMIT ${sweepBatch}
+      )`;
+    deleted += batch.count;
+    if (batch.count < sweepBatch) return deleted;
+  }
 }

@@ -5,6 +5,7 @@ import { invalid, problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { recordAudit } from "../audit/service.ts";
+import { checkManifestClaim } from "../manifests/service.ts";
 import { DomainBody, DomainParams, DomainRecord, domainOnWire, VerifyBody } from "./model.ts";
 import {
   countDomains,
@@ -92,7 +93,10 @@ export const domainsModule = (ctx: AppContext) =>
         if (!domain) throw problem("domain_not_found", "this organisation has not registered that domain");
         if (domain.state === "verified") return domainOnWire(domain);
         // The probe talks to the outside world: never while holding a transaction.
-        const failure = await checkChallenge(ctx.domainProbe, name, domain.challenge, body.method);
+        const failure =
+          body.method === "manifest"
+            ? await checkManifestClaim(ctx, access.orgId, name, domain.challenge, body.signature)
+            : await checkChallenge(ctx.domainProbe, name, domain.challenge, body.method);
         if (failure) {
           throw invalid(failure, [{ path: "/method", message: failure }], "verification_failed");
         }
@@ -123,7 +127,7 @@ export const domainsModule = (ctx: AppContext) =>
         body: VerifyBody,
         response: DomainRecord,
         detail: {
-          summary: "Verify a registered domain by its DNS TXT record or HTTPS file",
+          summary: "Verify a registered domain by its DNS TXT record, HTTPS file or participant manifest",
           description:
             "422 verification_failed says what was missing; 409 domain_taken when another organisation holds the domain verified. A verified domain covers its subdomains.",
         },

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { manifestClaimInstructions } from "../manifests/service.ts";
 import type { Domain } from "./service.ts";
 import { challengeInstructions } from "./verification.ts";
 
@@ -9,10 +10,18 @@ export const DomainBody = t.Object({
 export const DomainParams = t.Object({ domain: t.String({ minLength: 1, maxLength: 253 }) });
 
 export const VerifyBody = t.Object({
-  method: t.Union([t.Literal("dns_txt"), t.Literal("https_file")], {
+  method: t.Union([t.Literal("dns_txt"), t.Literal("https_file"), t.Literal("manifest")], {
     description:
-      "dns_txt: TXT record at _content-telemetry.{domain}; https_file: https://{domain}/.well-known/content-telemetry-verification.txt",
+      "dns_txt: TXT record at _content-telemetry.{domain}; https_file: https://{domain}/.well-known/content-telemetry-verification.txt; manifest: the organisation's registered participant manifest, served at the root of the domain or a parent of it, lists the domain in `domains`, and `signature` signs the challenge with one of its keys",
   }),
+  signature: t.Optional(
+    t.String({
+      minLength: 1,
+      maxLength: 4096,
+      description:
+        "method manifest only: a detached compact JWS (`<header>..<signature>`, alg EdDSA, kid of a manifest key) over the UTF-8 bytes of the challenge",
+    }),
+  ),
 });
 
 export const DomainRecord = t.Object({
@@ -28,6 +37,7 @@ export const DomainRecord = t.Object({
       {
         dns_txt: t.Object({ name: t.String(), value: t.String() }),
         https_file: t.Object({ url: t.String(), body: t.String() }),
+        manifest: t.Object({ manifest_url: t.String(), domains_entry: t.String(), sign: t.String() }),
       },
       { description: "what to publish to verify; null once verified" },
     ),
@@ -44,6 +54,12 @@ export function domainOnWire(domain: Domain) {
     verification_method: domain.verification_method,
     verified_at: domain.verified_at,
     created_at: domain.created_at,
-    verification: domain.state === "verified" ? null : challengeInstructions(domain.domain, domain.challenge),
+    verification:
+      domain.state === "verified"
+        ? null
+        : {
+            ...challengeInstructions(domain.domain, domain.challenge),
+            manifest: manifestClaimInstructions(domain.domain, domain.challenge),
+          },
   };
 }

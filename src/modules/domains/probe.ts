@@ -108,3 +108,51 @@ export function systemProbe(
 }
 
 export const systemDomainProbe = systemProbe();
+
+/** A GET's outcome as the verifiers use it: the body as text, or why there is none. */
+export type CappedGet = { ok: true; body: string; headers: Headers } | { ok: false; reason: string };
+
+/**
+ * GETs `url` through the probe with every limit a verifier needs: no redirects,
+ * `timeoutMs` for the whole exchange (headers and body), at most `maxBytes` of
+ * body, and status 200 only. Never throws: the reason says what went wrong.
+ */
+export async function getCapped(
+  probe: DomainProbe,
+  url: string,
+  limits: { accept: string; timeoutMs: number; maxBytes: number },
+): Promise<CappedGet> {
+  const signal = AbortSignal.timeout(limits.timeoutMs);
+  try {
+    const response = await probe.fetch(url, { redirect: "manual", signal, headers: { accept: limits.accept } });
+    if (response.status !== 200) {
+      await response.body?.cancel();
+      return { ok: false, reason: `${url} answered ${response.status} (redirects are not followed)` };
+    }
+    const body = await readCapped(response, limits.maxBytes);
+    if (body === null) return { ok: false, reason: `${url} is larger than ${limits.maxBytes} bytes` };
+    return { ok: true, body, headers: response.headers };
+  } catch (error) {
+    const reason = signal.aborted ? `did not answer within ${limits.timeoutMs} ms` : (error as Error).message;
+    return { ok: false, reason: `${url} could not be fetched: ${reason}` };
+  }
+}
+
+/** The body as text, or null when it is larger than `limit` bytes. */
+async function readCapped(response: Response, limit: number): Promise<string | null> {
+  const reader = response.body?.getReader();
+  if (!reader) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
+}

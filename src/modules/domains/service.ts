@@ -2,7 +2,7 @@ import postgres from "postgres";
 import { normalizeDomain } from "../../core/hosts.ts";
 import type { Queryable } from "../../db/sql.ts";
 
-export const verificationMethods = ["dns_txt", "https_file", "partner_attestation", "operator"] as const;
+export const verificationMethods = ["dns_txt", "https_file", "manifest", "partner_attestation", "operator"] as const;
 export type VerificationMethod = (typeof verificationMethods)[number];
 
 export interface Domain {
@@ -84,3 +84,6 @@ export async function removeDomain(sql: Queryable, orgId: string, domain: string
   >`DELETE FROM domains WHERE org_id = ${orgId}::uuid AND domain = ${domain} RETURNING *`;
   return row;
 }
+
+/** The outbound GET of domain verification, for other features that fetch from a participant's site. */
+export { getCapped } from "./probe.ts";

@@ -1,4 +1,4 @@
-import type { DomainProbe } from "./probe.ts";
+import { type DomainProbe, getCapped } from "./probe.ts";
 
 export type ChallengeMethod = "dns_txt" | "https_file";
 
@@ -34,39 +34,11 @@ export async function checkChallenge(
       ? null
       : `no TXT record "${expected.dns_txt.value}" at ${expected.dns_txt.name}`;
   }
-  let response: Response;
-  try {
-    response = await probe.fetch(expected.https_file.url, {
-      redirect: "manual",
-      signal: AbortSignal.timeout(fetchTimeoutMs),
-      headers: { accept: "text/plain" },
-    });
-  } catch (error) {
-    return `${expected.https_file.url} could not be fetched: ${(error as Error).message}`;
-  }
-  if (response.status !== 200) {
-    await response.body?.cancel();
-    return `${expected.https_file.url} answered ${response.status} (redirects are not followed)`;
-  }
-  const body = await readCapped(response, maxFileBytes);
-  return body?.trim() === challenge ? null : `${expected.https_file.url} does not contain the challenge`;
-}
-
-/** The body as text, or null when it is larger than `limit` bytes. */
-async function readCapped(response: Response, limit: number): Promise<string | null> {
-  const reader = response.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  const fetched = await getCapped(probe, expected.https_file.url, {
+    accept: "text/plain",
+    timeoutMs: fetchTimeoutMs,
+    maxBytes: maxFileBytes,
+  });
+  if (!fetched.ok) return fetched.reason;
+  return fetched.body.trim() === challenge ? null : `${expected.https_file.url} does not contain the challenge`;
 }

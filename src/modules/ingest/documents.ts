@@ -1,18 +1,18 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import type { Static, TSchema } from "elysia";
+import type { Static } from "elysia";
 import { ingestLimits } from "../../core/ingest-limits.ts";
+import type { PrivacyLevel } from "../../core/privacy.ts";
 import type { FieldError } from "../../core/problem.ts";
+import { describeErrors } from "../../core/schema-errors.ts";
 import { unsafeJsonValues } from "../../core/storable-json.ts";
-import { manifestRefProblem, parseTimestamp } from "../../core/wire-values.ts";
+import { manifestRefProblem, parseTimestamp, type TimeWindow } from "../../core/wire-values.ts";
 import type { EventInput } from "./event-rules.ts";
 import {
-  EventBatchDocument,
+  documentEnvelopes,
   type Outcome,
-  type PrivacyLevel,
-  SessionBulkRequest,
-  SessionDocument,
+  type SessionBulkRequest,
+  type SessionDocument,
   type SessionStartRequest,
-  SingleEventDocument,
 } from "./model.ts";
 
 /** An explicitly described session: a session document or a bulk upload. */
@@ -47,6 +47,8 @@ export interface IngestDocument {
   events: EventInput[];
   eventPath: (index: number) => string;
   session: SessionHeader | null;
+  /** A session document (standard 5.7.5 cross-references apply), not a bulk upload or batch. */
+  sessionDocument: boolean;
 }
 
 export interface ReadResult {
@@ -57,15 +59,14 @@ export interface ReadResult {
   invalidEvents: Set<number>;
 }
 
+/** The envelopes only: each event is checked against its own type's schema afterwards (event-rules.ts). */
 const checkers = {
-  event_batch: TypeCompiler.Compile(EventBatchDocument),
-  event: TypeCompiler.Compile(SingleEventDocument),
-  session: TypeCompiler.Compile(SessionDocument),
-  bulk: TypeCompiler.Compile(SessionBulkRequest),
+  event_batch: TypeCompiler.Compile(documentEnvelopes.event_batch),
+  event: TypeCompiler.Compile(documentEnvelopes.event),
+  session: TypeCompiler.Compile(documentEnvelopes.session),
+  bulk: TypeCompiler.Compile(documentEnvelopes.bulk),
 };
 type Kind = keyof typeof checkers;
-
-const v1 = /^1(\.\d+){0,2}$/;
 
 /**
  * Reads a POST /events body (`format` events) or a POST /sessions/bulk body
@@ -73,7 +74,7 @@ const v1 = /^1(\.\d+){0,2}$/;
  * envelope rules. Event-level rules are applied by the caller to the events
  * that passed here.
  */
-export function readDocument(body: unknown, format: "events" | "bulk", nowMs: number): ReadResult {
+export function readDocument(body: unknown, format: "events" | "bulk", window: TimeWindow): ReadResult {
   const refuse = (errors: FieldError[]): ReadResult => ({ document: null, errors, invalidEvents: new Set() });
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     return refuse([{ path: "/", message: "must be a JSON object" }]);
@@ -86,7 +87,8 @@ export function readDocument(body: unknown, format: "events" | "bulk", nowMs: nu
   if (!kind) {
     return refuse([{ path: "/document_type", message: "must be event_batch, event or session (absent: session)" }]);
   }
-  const errors = structuralErrors(checkers[kind], body);
+  const checker = checkers[kind];
+  const errors = checker.Check(body) ? [] : describeErrors(checker.Errors(body));
   const eventPath = kind === "event" ? () => "/event" : (index: number) => `/events/${index}`;
   const invalidEvents = new Set<number>();
   const envelopeErrors: FieldError[] = [];
@@ -98,7 +100,7 @@ export function readDocument(body: unknown, format: "events" | "bulk", nowMs: nu
   if (envelopeErrors.length > 0) return { document: null, errors, invalidEvents };
 
   const raw = body as Static<typeof SessionDocument> & Static<typeof SessionBulkRequest> & { event?: EventInput };
-  const envelopeRules = envelopeProblems(raw, nowMs);
+  const envelopeRules = envelopeProblems(raw, window);
   if (envelopeRules.errors.length > 0)
     return { document: null, errors: [...envelopeRules.errors, ...errors], invalidEvents };
 
@@ -107,9 +109,9 @@ export function readDocument(body: unknown, format: "events" | "bulk", nowMs: nu
   const envelope: Envelope = {
     sessionId,
     ctxToken: raw.ctx_token,
-    agentId: raw.agent_id,
+    agentId: raw.agent_id ?? undefined,
     startedAt: envelopeRules.startedAt,
-    manifestRef: raw.manifest_ref,
+    manifestRef: raw.manifest_ref ?? undefined,
     parentSessionId: raw.parent_session_id,
   };
   const session =
@@ -121,7 +123,11 @@ export function readDocument(body: unknown, format: "events" | "bulk", nowMs: nu
         })
       : null;
   const events = kind === "event" ? [raw.event as EventInput] : (raw.events as EventInput[]);
-  return { document: { envelope, events, eventPath, session }, errors, invalidEvents };
+  return {
+    document: { envelope, events, eventPath, session, sessionDocument: kind === "session" },
+    errors,
+    invalidEvents,
+  };
 }
 
 /** A session described by its start fields (POST /sessions/start, session documents, bulk uploads). */
@@ -155,21 +161,6 @@ function eventIndexOf(path: string): number {
   return match ? Number(match[1]) : -1;
 }
 
-/** Every TypeBox failure, one entry per path and message. */
-function structuralErrors(checker: ReturnType<typeof TypeCompiler.Compile<TSchema>>, value: unknown): FieldError[] {
-  if (checker.Check(value)) return [];
-  const seen = new Set<string>();
-  const out: FieldError[] = [];
-  for (const error of checker.Errors(value)) {
-    const path = error.path || "/";
-    const key = `${path}\u0000${error.message}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push({ path, message: error.message });
-  }
-  return out;
-}
-
 interface EnvelopeRuleResult {
   errors: FieldError[];
   startedAt?: Date;
@@ -179,30 +170,26 @@ interface EnvelopeRuleResult {
 /** Rules on document-level fields that a schema cannot express. */
 function envelopeProblems(
   raw: {
-    schema_version?: string;
-    started_at?: string;
-    ended_at?: string;
-    manifest_ref?: string;
-    outcome?: Static<typeof Outcome>;
+    started_at?: string | undefined;
+    ended_at?: string | null | undefined;
+    manifest_ref?: string | null | undefined;
+    outcome?: Static<typeof Outcome> | undefined;
   },
-  nowMs: number,
+  window: TimeWindow,
 ): EnvelopeRuleResult {
   const result: EnvelopeRuleResult = { errors: [] };
   const fail = (path: string, message: string) => result.errors.push({ path, message });
-  if (raw.schema_version !== undefined && !v1.test(raw.schema_version)) {
-    fail("/schema_version", `unsupported schema_version ${raw.schema_version}: this service accepts 1.x`);
-  }
   for (const field of ["started_at", "ended_at"] as const) {
     const text = raw[field];
-    if (text === undefined) continue;
-    const parsed = parseTimestamp(text, nowMs);
+    if (text === undefined || text === null) continue;
+    const parsed = parseTimestamp(text, window);
     if ("reason" in parsed) fail(`/${field}`, parsed.reason);
     else result[field === "started_at" ? "startedAt" : "endedAt"] = new Date(parsed.ms);
   }
   if (result.startedAt && result.endedAt && result.endedAt < result.startedAt) {
     fail("/ended_at", "is before started_at");
   }
-  if (raw.manifest_ref !== undefined) {
+  if (raw.manifest_ref !== undefined && raw.manifest_ref !== null) {
     const problem = manifestRefProblem(raw.manifest_ref);
     if (problem) fail("/manifest_ref", problem);
   }

@@ -1,3 +1,4 @@
+import type { SignatureStatus } from "../../core/signature-status.ts";
 import { identifiers, joined } from "../../db/fragments.ts";
 import type { Fragment, Queryable } from "../../db/sql.ts";
 
@@ -20,6 +21,8 @@ export interface EventRow {
   turnId: string | null;
   outputId: string | null;
   presentationId: string | null;
+  /** What checking the request's signature against the reporter's manifest found (sql/053). */
+  signatureStatus: SignatureStatus;
   data: Record<string, unknown>;
   turn: Record<string, unknown> | null;
 }
@@ -50,6 +53,7 @@ export const storedEventColumns = [
   { name: "turn_id", arrayType: "text", of: (e: EventRow) => e.turnId },
   { name: "output_id", arrayType: "text", of: (e: EventRow) => e.outputId },
   { name: "presentation_id", arrayType: "text", of: (e: EventRow) => e.presentationId },
+  { name: "signature_status", arrayType: "text", of: (e: EventRow) => e.signatureStatus },
   // JSON travels as text and is cast on the way in.
   { name: "data", arrayType: "text", cast: "jsonb", of: (e: EventRow) => JSON.stringify(e.data) },
   { name: "turn", arrayType: "text", cast: "jsonb", of: (e: EventRow) => (e.turn ? JSON.stringify(e.turn) : null) },

@@ -1,41 +1,57 @@
-import { Elysia, type TSchema } from "elysia";
+import { Elysia, type Static, type TSchema, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { ingestLimits } from "../../core/ingest-limits.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import { assertStorableJson } from "../../core/storable-json.ts";
 import { manifestRefProblem } from "../../core/wire-values.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { rawBodyOf } from "../../http/json-body.ts";
+import { signatureHeader, signatureStatusOf } from "../manifests/service.ts";
 import { outcomeValueProblem, sessionHeader } from "./documents.ts";
 import {
   EventsRequest,
   EventsResponse,
   SessionBulkRequest,
   SessionBulkResponse,
+  SessionDocumentResponse,
   SessionEndRequest,
   SessionEndResponse,
   SessionStartRequest,
   SessionStartResponse,
 } from "./model.ts";
-import { ingestDocument } from "./pipeline.ts";
+import { type AgeLimits, ingestDocument } from "./pipeline.ts";
 import { endSession } from "./service.ts";
+import { sessionDocument } from "./session-document.ts";
 
-const limitsText = `Limits: at most ${ingestLimits.maxEventsPerBatch} events per request; the body at most MAX_BODY_BYTES (default 5 MiB, 413 past it); URLs at most ${ingestLimits.maxUrlLength} characters, identifiers ${ingestLimits.maxIdLength}, an event's data ${ingestLimits.maxDataBytes} bytes, nesting ${ingestLimits.maxJsonDepth} levels; timestamps at most ${ingestLimits.maxFutureSkewMs / 60_000} minutes in the future.`;
+const limitsText = `Limits: at most ${ingestLimits.maxEventsPerBatch} events per request; the body at most MAX_BODY_BYTES (default 5 MiB, 413 past it); URLs at most ${ingestLimits.maxUrlLength} characters, identifiers ${ingestLimits.maxIdLength}, an event's data ${ingestLimits.maxDataBytes} bytes, nesting ${ingestLimits.maxJsonDepth} levels; timestamps inside the event-age window (EVENT_MAX_AGE_DAYS back, default 3650 days; EVENT_MAX_FUTURE_SECONDS ahead, default 300 s).`;
 
-const atomicText =
-  "A request with any invalid event is refused whole with 400 (`errors` lists each failing field by path such as /events/3/type, `invalid_events` the indexes); nothing of it is stored. An event id already stored for the reporting organisation (same id and timestamp) is skipped and not counted, so retries are safe.";
+const signatureText =
+  "Signed telemetry: an optional Content-Telemetry-Signature header carries a detached compact JWS (alg EdDSA, kid = a key id of the reporter's registered manifest) over the exact request body. Every stored event records signature_status: verified, unverified (unsigned, or no valid manifest), invalid, unknown_key or expired_key. An invalid signature is accepted and marked, never rejected (the standard makes signing informational, sections 8.4 and 8.7).";
+
+const atomicText = `A request with any invalid event is refused whole with 400 problem+json: \`errors\` lists one entry per failing field, {path (JSON pointer such as /events/3/data/citation_type), message (the rule and the allowed values)}, at most ${ingestLimits.maxReportedErrors} (past that \`errors_truncated\` is true and \`error_count\` gives the total); \`invalid_events\` lists the indexes. Nothing of it is stored. An event id already stored for the reporting organisation (same id and timestamp) is skipped and not counted, so retries are safe; an id repeated within one batch is stored once, within one session document it is refused. Unknown event types are refused (the v1 type list is closed; checkout_completed is this service's registered extension). Events later than their session's ended_at are accepted and stored.`;
+
+const conformanceText =
+  "Judged as the Content Telemetry v1 schemas and specification judge it: each event type's schema (formats such as UUIDs and sha256: hashes, closed value sets, non-negative counts, required data keys), field placement (presentation_id on content_engaged, citation_id on content_presented, ctx_token on content_engaged and checkout_completed, turn on turn events), grounding provenance against cached, withdrawn v0.x fields refused; in a session document event ids are distinct, presentation_id and citation_id name an event of the document about the same content, and one ctx_token binds one presentation. null is accepted where the schemas allow it. data.ip_hash and turn fields above the privacy level are stripped, and `stripped` in the answer lists them.";
 
 // The documents' own models are applied per event inside the pipeline so that one
 // 400 can list every invalid event; they are shown to OpenAPI as the request body.
 const jsonBody = (schema: TSchema) => ({ required: true, content: { "application/json": { schema } } });
 
-export const ingestModule = (ctx: AppContext) =>
-  new Elysia({ name: "ingest", detail: { tags: ["Ingest"] } })
+export const ingestModule = (ctx: AppContext) => {
+  const ageLimits: AgeLimits = {
+    maxAgeDays: ctx.config.EVENT_MAX_AGE_DAYS,
+    maxFutureSeconds: ctx.config.EVENT_MAX_FUTURE_SECONDS,
+  };
+  /** The request's signature header checked against the reporter's manifest (one query, only when signed). */
+  const signatureOf = (request: Request, orgId: string) =>
+    signatureStatusOf(ctx.sql, orgId, request.headers.get(signatureHeader), rawBodyOf(request), new Date());
+  return new Elysia({ name: "ingest", detail: { tags: ["Ingest"] } })
     .use(accessPlugin(ctx))
     .post(
       "/sessions/start",
       async ({ body, principal }) => {
         assertStorableJson(body, ingestLimits.maxJsonDepth);
-        const manifestError = body.manifest_ref === undefined ? undefined : manifestRefProblem(body.manifest_ref);
+        const manifestError = body.manifest_ref == null ? undefined : manifestRefProblem(body.manifest_ref);
         if (manifestError)
           throw invalid(`manifest_ref ${manifestError}`, [{ path: "/manifest_ref", message: manifestError }]);
         const sessionId = crypto.randomUUID();
@@ -60,16 +76,30 @@ export const ingestModule = (ctx: AppContext) =>
     )
     .post(
       "/events",
-      async ({ body, principal }) => {
-        const result = await ctx.ingestGate.run(() => ingestDocument(ctx.ingestWriter, principal, body, "events"));
-        return { status: "ok" as const, events_created: result.eventsCreated };
+      async ({ body, principal, request }) => {
+        const result = await ctx.ingestGate.run(async () =>
+          ingestDocument(
+            ctx.ingestWriter,
+            principal,
+            body,
+            "events",
+            ageLimits,
+            await signatureOf(request, principal.orgId),
+          ),
+        );
+        return {
+          status: "ok" as const,
+          events_created: result.eventsCreated,
+          ...(result.sessionId ? { session_id: result.sessionId } : {}),
+          ...(result.stripped.length > 0 ? { stripped: result.stripped } : {}),
+        };
       },
       {
         key: "telemetry:write",
         response: EventsResponse,
         detail: {
           summary: "Report events (event_batch, event or session document)",
-          description: `Content Telemetry v1 documents: document_type event_batch (events), event (one event) or session (a whole session with nested events; absent document_type means session). schema_version must be 1.x. An unknown session_id of the caller creates the session; a session of another organisation is refused. ctx_token on content_engaged and checkout_completed resolves to the token's session. A content-owner key may report only events whose content_url lies on its verified domains (403 naming the offending events). data.ip_hash is stripped; turn fields above the privacy level are stripped. ${atomicText} ${limitsText}`,
+          description: `Content Telemetry v1 documents: document_type event_batch (events), event (one event) or session (a whole session with nested events and a required started_at; absent document_type means session; a missing session_id is generated and returned as session_id). schema_version must be 1.x. ${conformanceText} An unknown session_id of the caller creates the session; a session of another organisation is refused. ctx_token on content_engaged and checkout_completed resolves to the token's session. A content-owner key may report only events whose content_url lies on its verified domains (403 naming the offending events). data.ip_hash is stripped; turn fields above the privacy level are stripped. ${atomicText} ${signatureText} ${limitsText}`,
           requestBody: jsonBody(EventsRequest),
         },
       },
@@ -104,12 +134,22 @@ export const ingestModule = (ctx: AppContext) =>
     )
     .post(
       "/sessions/bulk",
-      async ({ body, principal }) => {
-        const result = await ctx.ingestGate.run(() => ingestDocument(ctx.ingestWriter, principal, body, "bulk"));
+      async ({ body, principal, request }) => {
+        const result = await ctx.ingestGate.run(async () =>
+          ingestDocument(
+            ctx.ingestWriter,
+            principal,
+            body,
+            "bulk",
+            ageLimits,
+            await signatureOf(request, principal.orgId),
+          ),
+        );
         return {
           session_id: result.sessionId as string,
           events_created: result.eventsCreated,
           outcome_recorded: result.outcomeRecorded,
+          ...(result.stripped.length > 0 ? { stripped: result.stripped } : {}),
         };
       },
       {
@@ -117,8 +157,27 @@ export const ingestModule = (ctx: AppContext) =>
         response: SessionBulkResponse,
         detail: {
           summary: "Upload a whole session (start, events, outcome) in one request",
-          description: `For batch reporting or replay. Creates the session (or updates the caller's own), stores its events and records the outcome, atomically. Events take the upload's session_id. ${atomicText} ${limitsText}`,
+          description: `For batch reporting or replay. Creates the session (or updates the caller's own), stores its events and records the outcome, atomically. Events take the upload's session_id. ${atomicText} ${signatureText} ${limitsText}`,
           requestBody: jsonBody(SessionBulkRequest),
         },
       },
+    )
+    .get(
+      "/sessions/:id/document",
+      async ({ params, principal }) => {
+        const document = await sessionDocument(ctx.sql, principal.orgId, params.id);
+        if (!document) throw problem("session_not_found", "your organisation has no session with this id");
+        return document as Static<typeof SessionDocumentResponse>;
+      },
+      {
+        key: "telemetry:read",
+        params: t.Object({ id: t.String({ format: "uuid", description: "session id" }) }),
+        response: SessionDocumentResponse,
+        detail: {
+          summary: "A stored session as a Content Telemetry v1 session document",
+          description:
+            "The caller's own session (404 session_not_found otherwise) with the events its organisation reported in it, oldest first, times to the microsecond. Posting it back to POST /events stores nothing new and leaves the session unchanged, so it round-trips. Interface session fields (initiator_type, privacy_level, external_session_id, prior_session_ids) travel as extension fields; fields never sent are left out. Not part of it: the outcome, fields the service does not store (citation_id, output_element_id, license_ref, terms_ref, session data), and stripped fields.",
+        },
+      },
     );
+};

@@ -1,14 +1,17 @@
 import type { Principal } from "../../core/caller.ts";
 import { isWithinDomain } from "../../core/hosts.ts";
+import { ingestLimits } from "../../core/ingest-limits.ts";
+import { type PrivacyLevel, stripTurn } from "../../core/privacy.ts";
 import { type FieldError, invalid, problem } from "../../core/problem.ts";
+import type { SignatureStatus } from "../../core/signature-status.ts";
+import type { TimeWindow } from "../../core/wire-values.ts";
 import { httpUrlHost } from "../../core/wire-values.ts";
 import type { Sql } from "../../db/sql.ts";
 import { resolveClickTokens } from "../click-tokens/service.ts";
 import { type IngestDocument, readDocument } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
-import { type CheckedEvent, checkEvent } from "./event-rules.ts";
+import { type CheckedEvent, checkEvent, type StrippedField } from "./event-rules.ts";
 import type { GroupWriter } from "./group-writer.ts";
-import type { PrivacyLevel } from "./model.ts";
 import {
   ForeignSessionError,
   foreignSessionIds,
@@ -16,13 +19,18 @@ import {
   SessionEndsBeforeStartError,
   sessionPrivacyLevels,
 } from "./service.ts";
-import { stripTurn } from "./turn-privacy.ts";
+import { sessionDocumentErrors } from "./session-integrity.ts";
 
 export interface IngestResult {
   sessionId: string | null;
   eventsCreated: number;
   outcomeRecorded: boolean;
+  /** Fields removed before storing (the standard's "strip, don't refuse"); empty when none. */
+  stripped: StrippedField[];
 }
+
+/** The event-age window's limits (config: EVENT_MAX_AGE_DAYS, EVENT_MAX_FUTURE_SECONDS). */
+export type AgeLimits = Omit<TimeWindow, "nowMs">;
 
 /** Collects field errors of a request and the event indexes they concern. */
 class Refusal {
@@ -34,18 +42,25 @@ class Refusal {
     if (index !== undefined && errors.length > 0) this.events.add(index);
   }
 
-  /** `eventCount` undefined: the document itself failed, whatever its events did. */
+  /**
+   * `eventCount` undefined: the document itself failed, whatever its events did.
+   * One error per field (the first cause found), at most maxReportedErrors of them.
+   */
   throwIfAny(eventCount?: number): void {
     if (this.errors.length === 0) return;
     const invalidEvents = [...this.events].sort((a, b) => a - b);
+    const seen = new Set<string>();
+    const errors = this.errors.filter((error) => !seen.has(error.path) && seen.add(error.path));
     // Document-level failures first, then event by event (stable within an event).
     const eventOf = (error: FieldError) => Number(/^\/events?\/(\d+)/.exec(error.path)?.[1] ?? -1);
-    this.errors.sort((a, b) => eventOf(a) - eventOf(b));
+    errors.sort((a, b) => eventOf(a) - eventOf(b));
     const detail =
       eventCount !== undefined && invalidEvents.length > 0
-        ? `${invalidEvents.length} of ${eventCount} events are invalid; nothing was stored`
+        ? `${invalidEvents.length} of ${eventCount} ${eventCount === 1 ? "event is" : "events are"} invalid; nothing was stored`
         : "the document is invalid; nothing was stored";
-    throw invalid(detail, this.errors, "validation_failed", { invalid_events: invalidEvents });
+    const cap = ingestLimits.maxReportedErrors;
+    const truncated = errors.length > cap ? { errors_truncated: true, error_count: errors.length } : {};
+    throw invalid(detail, errors.slice(0, cap), "validation_failed", { invalid_events: invalidEvents, ...truncated });
   }
 }
 
@@ -62,11 +77,14 @@ export async function ingestDocument(
   principal: Principal,
   body: unknown,
   format: "events" | "bulk",
+  ageLimits: AgeLimits,
+  /** The request's signature, checked against the reporter's manifest; stored on every event. */
+  signatureStatus: SignatureStatus = "unverified",
 ): Promise<IngestResult> {
   const { sql } = writer;
-  const nowMs = Date.now();
+  const window = { nowMs: Date.now(), ...ageLimits };
   const refusal = new Refusal();
-  const read = readDocument(body, format, nowMs);
+  const read = readDocument(body, format, window);
   for (const index of read.invalidEvents) refusal.events.add(index);
   refusal.add(read.errors);
   if (!read.document) refusal.throwIfAny();
@@ -76,18 +94,34 @@ export async function ingestDocument(
   const scope = {
     sessionId: document.envelope.sessionId,
     ctxToken: document.envelope.ctxToken,
-    nowMs,
+    sessionDocument: document.sessionDocument,
+    window,
   };
   const checked: CheckedEvent[] = [];
+  const stripped: StrippedField[] = [];
+  const sentIds = new Set<string>();
   document.events.forEach((raw, index) => {
     if (read.invalidEvents.has(index)) return;
     const result = checkEvent(raw, index, document.eventPath(index), scope);
-    if ("errors" in result) refusal.add(result.errors, index);
-    else checked.push(result.event);
+    if ("errors" in result) {
+      refusal.add(result.errors, index);
+      return;
+    }
+    stripped.push(...result.stripped);
+    // An id repeated in a batch is one event, stored once (a session document refuses it below).
+    const id = result.event.sentId;
+    if (id !== undefined && sentIds.has(id) && !document.sessionDocument) return;
+    if (id !== undefined) sentIds.add(id);
+    checked.push(result.event);
   });
+  if (document.sessionDocument) {
+    for (const error of sessionDocumentErrors(document.events, document.eventPath)) {
+      refusal.add([error], Number(/^\/events\/(\d+)/.exec(error.path)?.[1]));
+    }
+  }
 
-  const rows = await resolveSessions(sql, principal.orgId, checked, refusal);
-  await stripTurnsToSessionPrivacy(sql, principal.orgId, rows, document.session?.privacyLevel ?? null);
+  await stripTurnsToSessionPrivacy(sql, principal.orgId, checked, document.session?.privacyLevel ?? null, stripped);
+  const rows = await resolveSessions(sql, principal.orgId, checked, signatureStatus, refusal);
   const header = document.session;
   // Without started_at a described session starts at its first event, which its end may not precede.
   const startedAt = header && (header.startedAt ?? earliest(checked));
@@ -106,7 +140,7 @@ export async function ingestDocument(
   };
   try {
     const eventsCreated = await writer.write(plan);
-    return { sessionId: header?.id ?? null, eventsCreated, outcomeRecorded: header?.outcome != null };
+    return { sessionId: header?.id ?? null, eventsCreated, outcomeRecorded: header?.outcome != null, stripped };
   } catch (error) {
     if (error instanceof SessionEndsBeforeStartError) {
       refusal.add([{ path: "/ended_at", message: "is before the start already stored for this session" }]);
@@ -124,21 +158,30 @@ export async function ingestDocument(
  * it); otherwise the stored session's level applies, and a session created by
  * this request without one is `minimal` (fail closed). The stored levels cost one
  * query, made only when the request carries turn objects and declares no level.
+ * Each stripped field is reported (standard 5.7.5: strip, and say so).
  */
 async function stripTurnsToSessionPrivacy(
   sql: Sql,
   orgId: string,
-  rows: EventRow[],
+  events: CheckedEvent[],
   declared: PrivacyLevel | null,
+  stripped: StrippedField[],
 ): Promise<void> {
-  const withTurns = rows.filter((row) => row.turn !== null);
+  const withTurns = events.filter((event) => event.turn !== null);
   if (withTurns.length === 0) return;
   const stored = declared
     ? new Map<string, PrivacyLevel>()
-    : await sessionPrivacyLevels(sql, orgId, [...new Set(withTurns.flatMap((row) => row.sessionId ?? []))]);
-  for (const row of withTurns) {
-    const level = declared ?? (row.sessionId ? stored.get(row.sessionId) : undefined) ?? "minimal";
-    row.turn = stripTurn(row.turn as Record<string, unknown>, level);
+    : await sessionPrivacyLevels(sql, orgId, [...new Set(withTurns.flatMap((event) => event.sessionId ?? []))]);
+  for (const event of withTurns) {
+    const sessionLevel = declared ?? (event.sessionId ? stored.get(event.sessionId) : undefined) ?? "minimal";
+    const result = stripTurn(event.turn as Record<string, unknown>, sessionLevel);
+    event.turn = result.turn;
+    for (const field of result.removed) {
+      stripped.push({
+        path: `${event.path}/turn/${field}`,
+        reason: `not allowed at privacy level ${result.level} (section 5.5)`,
+      });
+    }
   }
 }
 
@@ -155,9 +198,10 @@ function enforceOwnerDomains(document: IngestDocument, principal: Principal): vo
     if (!onOwnDomain) offending.push(index);
   });
   if (offending.length === 0) return;
+  const which = offending.length === 1 ? `event ${offending[0]} does not` : `events ${offending.join(", ")} do not`;
   throw problem(
     "outside_verified_domains",
-    `a content-owner key may report only events whose content_url lies on its verified domains; events ${offending.join(", ")} do not`,
+    `a content-owner key may report only events whose content_url lies on its verified domains; ${which}`,
     { offending_events: offending, verified_domains: principal.verifiedDomains },
   );
 }
@@ -167,6 +211,7 @@ async function resolveSessions(
   sql: Sql,
   orgId: string,
   checked: CheckedEvent[],
+  signatureStatus: SignatureStatus,
   refusal: Refusal,
 ): Promise<EventRow[]> {
   const tokens = [...new Set(checked.flatMap((event) => (event.ctxToken ? [event.ctxToken] : [])))];
@@ -206,6 +251,7 @@ async function resolveSessions(
       turnId: event.turnId,
       outputId: event.outputId,
       presentationId: event.presentationId,
+      signatureStatus,
       data: event.data,
       turn: event.turn,
     });

@@ -1,4 +1,5 @@
 import postgres from "postgres";
+import type { PrivacyLevel } from "../../core/privacy.ts";
 import type { Queryable, Sql } from "../../db/sql.ts";
 import type { SessionHeader } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
@@ -10,7 +11,7 @@ import {
   storeCounted,
   storedEventsOf,
 } from "./event-store.ts";
-import type { OutcomeValue, PrivacyLevel } from "./model.ts";
+import type { OutcomeValue } from "./model.ts";
 
 /** A session named by events and created on first sight when it does not exist. */
 export interface ImplicitSession {

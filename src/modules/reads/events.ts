@@ -1,8 +1,9 @@
+import type { SignatureStatus } from "../../core/signature-status.ts";
 import { joined } from "../../db/fragments.ts";
-import type { Sql } from "../../db/sql.ts";
+import type { Fragment, Sql } from "../../db/sql.ts";
 import { count, endOf, iso, type Range, resolve } from "./read-context.ts";
 import type { ReadScope } from "./scope.ts";
-import { countEvents } from "./summary.ts";
+import { countBreakdowns } from "./summary.ts";
 
 /** The event list item (reads and export): each field and the `events` column it comes from. */
 export const eventItemFields = {
@@ -14,6 +15,7 @@ export const eventItemFields = {
   event_data: "data",
   platform_id: "org_id",
   agent_id: "agent_id",
+  signature_status: "signature_status",
 } as const;
 
 const eventColumns = (sql: Sql) =>
@@ -31,25 +33,43 @@ interface EventRow {
   event_data: Record<string, unknown>;
   platform_id: string;
   agent_id: string | null;
+  signature_status: SignatureStatus;
 }
+
+/** Which events of the scope a list or export shows: all, or those of one signature status. */
+export interface EventFilter {
+  signature_status?: SignatureStatus;
+}
+
+const filterOf = (sql: Sql, filter: EventFilter): Fragment =>
+  filter.signature_status === undefined ? sql`` : sql`AND signature_status = ${filter.signature_status}`;
 
 export const toEventItem = (row: EventRow) => ({ ...row, event_timestamp: iso(row.event_timestamp) });
 
-/** Events newest first; `total` comes from the rollups, the page from raw rows. */
-export async function listEvents(sql: Sql, scope: ReadScope, range: Range, limit: number, offset: number) {
+/**
+ * Events newest first. `total` comes from the rollups, or, filtered by signature
+ * status (which rollups do not keep), from counting the raw rows; the page from raw rows.
+ */
+export async function listEvents(
+  sql: Sql,
+  scope: ReadScope,
+  range: Range,
+  filter: EventFilter,
+  limit: number,
+  offset: number,
+) {
   const resolved = await resolve(sql, scope);
-  const counts = await countEvents(sql, resolved, range);
+  const inRange = sql`${resolved.events} AND event_time >= ${range.since} AND event_time < ${endOf(range)}`;
+  const total =
+    filter.signature_status === undefined
+      ? (await countBreakdowns(sql, resolved, range, ["type"])).reduce((sum, row) => sum + count(row.n), 0)
+      : count((await sql`SELECT count(*) AS n FROM events WHERE ${inRange} ${filterOf(sql, filter)}`)[0]?.n);
   const rows = await sql<EventRow[]>`
     SELECT ${eventColumns(sql)} FROM events
-    WHERE ${resolved.events} AND event_time >= ${range.since} AND event_time < ${endOf(range)}
+    WHERE ${inRange} ${filterOf(sql, filter)}
     ORDER BY event_time DESC, event_id DESC, org_id DESC
     LIMIT ${limit} OFFSET ${offset}`;
-  return {
-    items: rows.map(toEventItem),
-    total: counts.reduce((sum, row) => sum + count(row.n), 0),
-    limit,
-    offset,
-  };
+  return { items: rows.map(toEventItem), total, limit, offset };
 }
 
 /** A page's last row, as the next page continues after it (time as text: microseconds). */
@@ -79,7 +99,13 @@ const aheadOfNowMs = 3_600_000;
  * short), so that it reads about a page of rows instead of the whole rest of the
  * range, which the (host, time) index cannot hand over in key order.
  */
-export async function* streamEventBatches(sql: Sql, scope: ReadScope, range: Range, pageSize = 1000) {
+export async function* streamEventBatches(
+  sql: Sql,
+  scope: ReadScope,
+  range: Range,
+  filter: EventFilter = {},
+  pageSize = 1000,
+) {
   const resolved = await resolve(sql, scope);
   const endMs = endOf(range).getTime();
   let windowStartMs = range.since.getTime();
@@ -92,7 +118,7 @@ export async function* streamEventBatches(sql: Sql, scope: ReadScope, range: Ran
       SELECT ${eventColumns(sql)},
              to_char(event_time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position
       FROM events
-      WHERE ${resolved.events} AND event_time >= ${range.since} AND event_time < ${windowEnd}
+      WHERE ${resolved.events} AND event_time >= ${range.since} AND event_time < ${windowEnd} ${filterOf(sql, filter)}
         ${
           after
             ? sql`AND event_time >= ${after.time}::timestamptz

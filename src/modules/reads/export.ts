@@ -1,5 +1,5 @@
 import type { Sql } from "../../db/sql.ts";
-import { eventItemFields, type toEventItem } from "./events.ts";
+import { type EventFilter, eventItemFields, type toEventItem } from "./events.ts";
 import type { Range } from "./read-context.ts";
 import type { ReadScope } from "./scope.ts";
 import { streamEventBatches } from "./service.ts";
@@ -60,10 +60,11 @@ export async function exportResponse(
   sql: Sql,
   scope: ReadScope,
   range: Range,
+  filter: EventFilter,
   format: ExportFormat,
 ): Promise<Response> {
   const encoder = new TextEncoder();
-  const batches = streamEventBatches(sql, scope, range);
+  const batches = streamEventBatches(sql, scope, range, filter);
   let firstBatch: IteratorResult<EventItem[]> | undefined = await batches.next();
   let headerSent = format !== "csv";
   const body = new ReadableStream<Uint8Array>({

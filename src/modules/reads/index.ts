@@ -79,7 +79,8 @@ const readRoutes = (ctx: AppContext, view: ReadView) => {
         "/events",
         async ({ scope, query, asOf }) => {
           const { limit, offset } = pageOf(query, eventsPage);
-          return { ...(await listEvents(ctx.sql, scope, parseRange(query), limit, offset)), as_of: asOf };
+          const filter = { signature_status: query.signature_status };
+          return { ...(await listEvents(ctx.sql, scope, parseRange(query), filter, limit, offset)), as_of: asOf };
         },
         {
           key: "telemetry:read",
@@ -128,7 +129,13 @@ const readRoutes = (ctx: AppContext, view: ReadView) => {
       .get(
         "/export",
         ({ scope, query, headers }) =>
-          exportResponse(ctx.sql, scope, parseRange(query), exportFormat(query.format, headers.accept)),
+          exportResponse(
+            ctx.sql,
+            scope,
+            parseRange(query),
+            { signature_status: query.signature_status },
+            exportFormat(query.format, headers.accept),
+          ),
         {
           key: "telemetry:read",
           read: view,

@@ -1,5 +1,6 @@
 import type { TProperties } from "@sinclair/typebox";
 import { t } from "elysia";
+import { SignatureStatus as SignatureStatusSchema } from "../../core/signature-status.ts";
 import { Paged, type PageSize, pageQuery } from "../../http/paging.ts";
 
 /** Event pages: 100 by default, at most 1000. URL pages: 20 by default (the interface's limits), at most 200. */
@@ -51,7 +52,19 @@ const timeseriesParams = {
   interval: t.Optional(IntervalSchema({ default: "day", description: "Bucket size (UTC; weeks start on Monday)." })),
 };
 
+const SignatureStatus = (description: string) => t.Union(SignatureStatusSchema.anyOf, { description });
+
+/** Narrows event lists and exports to one signature status (signed telemetry, README). */
+const signatureFilter = {
+  signature_status: t.Optional(
+    SignatureStatus(
+      "Only events whose request's signature checked out so; `total` then counts them (from the stored events, not the rollups)",
+    ),
+  ),
+};
+
 const exportParams = {
+  ...signatureFilter,
   format: t.Optional(
     t.Union([t.Literal("ndjson"), t.Literal("csv")], {
       description: "Overrides the Accept header (application/x-ndjson or text/csv). Default: ndjson.",
@@ -62,7 +75,7 @@ const exportParams = {
 /** The query parameters of the five reads, on top of a view's own parameters. */
 const readQueriesOver = <View extends TProperties>(view: View) => ({
   summary: t.Object(view),
-  events: t.Object({ ...view, ...pageQuery(eventsPage) }),
+  events: t.Object({ ...view, ...signatureFilter, ...pageQuery(eventsPage) }),
   urls: t.Object({ ...view, ...pageQuery(urlsPage) }),
   timeseries: t.Object({ ...view, ...timeseriesParams }),
   export: t.Object({ ...view, ...exportParams }),
@@ -110,6 +123,7 @@ export const EventItem = t.Object({
   event_data: t.Record(t.String(), t.Unknown()),
   platform_id: t.String(),
   agent_id: t.Nullable(t.String()),
+  signature_status: SignatureStatus("What the signature of the request that reported the event checked out as"),
 });
 
 export const UrlItem = t.Object({

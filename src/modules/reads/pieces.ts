@@ -17,13 +17,14 @@ export interface PieceSource {
   rawFilter: Fragment;
 }
 
-/** Families that roll up only events with a URL (sql/031). */
-const urlFamilies: ReadonlySet<RollupFamily> = new Set(["events_by_url", "events_by_reporter_url"]);
+/** Families that roll up only events with a URL (sql/031, sql/062). */
+const urlFamilies: ReadonlySet<RollupFamily> = new Set(["events_by_url", "events_by_reporter_url", "url_totals"]);
 
 export function pieceSource(sql: Sql, family: RollupFamily, piece: Piece): PieceSource {
-  if (piece.level !== "raw") {
+  const view = piece.level === "raw" ? undefined : rollupView(family, piece.level);
+  if (view) {
     return {
-      table: sql`${sql(rollupView(family, piece.level))}`,
+      table: sql`${sql(view)}`,
       time: sql`bucket`,
       measure: (measure) => measure.rollup,
       lastSeen: sql`max(last_seen)`,

@@ -7,37 +7,46 @@
 
 const hourMs = 3_600_000;
 const dayMs = 86_400_000;
+const weekMs = 7 * dayMs;
+// 1970-01-05, the first Monday of the epoch: weeks start on Mondays, as
+// TimescaleDB's time_bucket('1 week') and date_trunc('week') have them.
+const firstMondayMs = 4 * dayMs;
 
 export interface Level {
-  name: "hour" | "day" | "month";
+  name: "hour" | "day" | "week" | "month" | "quarter";
   /** Start of the bucket holding `ms`. */
   floor(ms: number): number;
   /** Start of the bucket after the one starting at `start`. */
   next(start: number): number;
 }
 
-const fixed = (name: Level["name"], size: number): Level => ({
+const fixed = (name: Level["name"], size: number, origin = 0): Level => ({
   name,
-  floor: (ms) => Math.floor(ms / size) * size,
+  floor: (ms) => Math.floor((ms - origin) / size) * size + origin,
   next: (start) => start + size,
+});
+
+/** Calendar months in groups of `months`, from January (as time_bucket's months from 2000-01-01). */
+// Through setters rather than Date.UTC, which reads years 0 to 99 as 1900 to 1999.
+const months = (name: Level["name"], count: number): Level => ({
+  name,
+  floor(ms) {
+    const d = new Date(ms);
+    d.setUTCMonth(d.getUTCMonth() - (d.getUTCMonth() % count), 1);
+    return d.setUTCHours(0, 0, 0, 0);
+  },
+  next(start) {
+    const d = new Date(start);
+    return d.setUTCMonth(d.getUTCMonth() + count, 1);
+  },
 });
 
 export const levels = {
   hour: fixed("hour", hourMs),
   day: fixed("day", dayMs),
-  // Through setters rather than Date.UTC, which reads years 0 to 99 as 1900 to 1999.
-  month: {
-    name: "month",
-    floor(ms) {
-      const d = new Date(ms);
-      d.setUTCDate(1);
-      return d.setUTCHours(0, 0, 0, 0);
-    },
-    next(start) {
-      const d = new Date(start);
-      return d.setUTCMonth(d.getUTCMonth() + 1, 1);
-    },
-  },
+  week: fixed("week", weekMs, firstMondayMs),
+  month: months("month", 1),
+  quarter: months("quarter", 3),
 } satisfies Record<Level["name"], Level>;
 
 /** An inclusive range of epoch milliseconds (may exceed the Date range: unbounded). */

@@ -2,7 +2,7 @@
 import type { Fragment, Sql } from "../../db/sql.ts";
 import { bitFirsts, domainFirsts, firstBits, type Measure, type SessionMeasures } from "./measures.ts";
 import { type Level, levels, type Piece, planRange } from "./plan.ts";
-import { loadStaleRanges, type RollupFamily, type StaleByLevel } from "./rollups.ts";
+import { loadStaleRanges, type RollupFamily, rollupView, type StaleByLevel } from "./rollups.ts";
 import { coveringDomains, hostsUnder, type ReadScope } from "./scope.ts";
 
 /** A read's period: [since, until); `until` null is open-ended. */
@@ -15,7 +15,8 @@ export interface Range {
 const openEnd = new Date(Date.UTC(9999, 0, 1));
 export const endOf = (range: Range) => range.until ?? openEnd;
 
-export const allLevels: readonly Level[] = [levels.month, levels.day, levels.hour];
+/** Every level, coarsest first; a read uses those its family has. */
+export const allLevels: readonly Level[] = [levels.quarter, levels.month, levels.week, levels.day, levels.hour];
 export const iso = (value: Date | string) => new Date(value).toISOString();
 export const count = (value: unknown) => Number(value ?? 0);
 
@@ -81,8 +82,10 @@ export async function resolve(sql: Sql, scope: ReadScope): Promise<Resolved> {
   };
 }
 
+/** The pieces answering `range` from `family`, at those of the levels in `order` the family has. */
 export function plan(resolved: Resolved, family: RollupFamily, range: Range, order: readonly Level[]): Piece[] {
-  return planRange(range.since, endOf(range), order, resolved.stale[family]);
+  const held = order.filter((level) => rollupView(family, level.name) !== undefined);
+  return planRange(range.since, endOf(range), held, resolved.stale[family]);
 }
 
 export const byCountThenName =

@@ -1,42 +1,57 @@
 import type { Sql } from "../../db/sql.ts";
 import type { Level, StaleRange } from "./plan.ts";
 
+type LevelName = Level["name"];
+
 /**
- * The families of continuous aggregates, each at every level, counting events and
- * sessions: per host with every breakdown, per URL, per reporter and URL (sql/031),
- * and per host and type alone, for owners' timeseries (sql/060).
+ * The families of continuous aggregates, each at several levels, counting events
+ * and sessions: per host with every breakdown, per URL and type, per reporter,
+ * URL and type (sql/031), per host and type alone, for owners' timeseries and
+ * summaries (sql/060), per URL alone, for ranking owners' URLs (sql/062), and
+ * per host and role, and host and agent, for owners' summaries (sql/063).
  */
-export const rollupFamilies = [
-  "events_by_host",
-  "events_by_url",
-  "events_by_reporter_url",
-  "events_by_host_type",
-] as const;
-export type RollupFamily = (typeof rollupFamilies)[number];
+const familyViews = {
+  events_by_host: levelViews("events_by_host", ["hour", "day", "month"]),
+  events_by_url: levelViews("events_by_url", ["hour", "day", "month"]),
+  events_by_reporter_url: levelViews("events_by_reporter_url", ["hour", "day", "month"]),
+  events_by_host_type: levelViews("events_by_host_type", ["hour", "day", "month"]),
+  // Their hours are the full host family's, which holds every column they do.
+  events_by_host_role: { hour: "events_by_host_hour", ...levelViews("events_by_host_role", ["day", "month"]) },
+  events_by_host_agent: { hour: "events_by_host_hour", ...levelViews("events_by_host_agent", ["day", "month"]) },
+  // Its hours are the per-type family's: summed over types, a URL's row is the same.
+  url_totals: { hour: "events_by_url_hour", ...levelViews("url_totals", ["day", "week", "month", "quarter"]) },
+} satisfies Record<string, Partial<Record<LevelName, string>>>;
 
-export const rollupLevels: readonly Level["name"][] = ["hour", "day", "month"];
+export type RollupFamily = keyof typeof familyViews;
+export const rollupFamilies = Object.keys(familyViews) as RollupFamily[];
 
-export function rollupView(family: RollupFamily, level: Level["name"]): string {
-  return `${family}_${level}`;
+function levelViews(prefix: string, names: readonly LevelName[]): Partial<Record<LevelName, string>> {
+  return Object.fromEntries(names.map((name) => [name, `${prefix}_${name}`]));
 }
 
-export const allRollupViews: readonly string[] = rollupFamilies.flatMap((family) =>
-  rollupLevels.map((level) => rollupView(family, level)),
-);
+/** The aggregate holding `family` at `level`, if the family has that level. */
+export function rollupView(family: RollupFamily, level: LevelName): string | undefined {
+  return (familyViews[family] as Partial<Record<LevelName, string>>)[level];
+}
 
-export type StaleByLevel = Partial<Record<Level["name"], StaleRange[]>>;
+export const allRollupViews: readonly string[] = [
+  ...new Set(rollupFamilies.flatMap((family) => Object.values(familyViews[family]))),
+];
+
+export type StaleByLevel = Partial<Record<LevelName, StaleRange[]>>;
 
 /**
  * Per family and level, the time ranges whose materialised buckets are not yet
- * up to date (late rows since the last refresh). Read once per request.
+ * up to date: late rows since the last refresh, and everything from the
+ * aggregate's watermark on (the aggregates are materialised-only, sql/061).
+ * Read once per request.
  */
 export async function loadStaleRanges(sql: Sql): Promise<Record<RollupFamily, StaleByLevel>> {
   const rows = await sql<{ view_name: string; lowest_ms: number; greatest_ms: number }[]>`
     SELECT view_name, lowest_ms, greatest_ms FROM rollup_stale_ranges(${sql.array([...allRollupViews])})`;
   const result = Object.fromEntries(rollupFamilies.map((family) => [family, {}])) as Record<RollupFamily, StaleByLevel>;
   for (const family of rollupFamilies) {
-    for (const level of rollupLevels) {
-      const view = rollupView(family, level);
+    for (const [level, view] of Object.entries(familyViews[family]) as [LevelName, string][]) {
       result[family][level] = rows
         .filter((row) => row.view_name === view)
         .map((row) => ({ lowestMs: Number(row.lowest_ms), greatestMs: Number(row.greatest_ms) }));

@@ -1,3 +1,4 @@
+import { joined } from "../../db/fragments.ts";
 import type { Sql } from "../../db/sql.ts";
 import { eventCount } from "./measures.ts";
 import { unionOfPieces } from "./pieces.ts";
@@ -13,46 +14,82 @@ import {
   type Resolved,
   resolve,
 } from "./read-context.ts";
+import type { RollupFamily } from "./rollups.ts";
 import type { ReadScope } from "./scope.ts";
 import { unionSessions } from "./sessions.ts";
 
-interface EventCountRow {
-  event_type: string;
-  source_role: string;
-  org_id: string;
+export type BreakdownKind = "type" | "role" | "agent";
+
+interface BreakdownRow {
+  kind: BreakdownKind;
+  event_type: string | null;
+  source_role: string | null;
+  org_id: string | null;
   agent_id: string | null;
   n: string;
-  /** Sessions whose first event in the scope (as a whole, per role, per agent) this row holds. */
+  /** Sessions whose first event in the scope (by type: as a whole; by role; by agent) this row holds. */
   sessions: string;
-  role_sessions: string;
-  agent_sessions: string;
 }
 
-/** Events per type, role and reporting agent; with the sessions first in each when the flags count them. */
-export async function countEvents(sql: Sql, resolved: Resolved, range: Range): Promise<EventCountRow[]> {
-  const pieces = plan(resolved, "events_by_host", range, allLevels);
+/**
+ * Per breakdown, the family it reads and its key columns, with NULL for the
+ * others so that all three share one row shape. Owners read a lean family per
+ * breakdown (sql/060, sql/063); reporters the full host family for all three.
+ */
+const breakdownKeys: Record<BreakdownKind, { keys: string[]; owner: RollupFamily }> = {
+  type: { keys: ["event_type"], owner: "events_by_host_type" },
+  role: { keys: ["source_role"], owner: "events_by_host_role" },
+  agent: { keys: ["org_id", "agent_id"], owner: "events_by_host_agent" },
+};
+/** Every key column of the three breakdowns, as NULL of its type. */
+const nullKeys = (sql: Sql) => ({
+  event_type: sql`NULL::text`,
+  source_role: sql`NULL::text`,
+  org_id: sql`NULL::uuid`,
+  agent_id: sql`NULL::text`,
+});
+
+/**
+ * Events per type, per role and per reporting agent, each breakdown on its own,
+ * in one statement (one snapshot); with the sessions first in each when the
+ * flags count them (by type: the scope's sessions as a whole).
+ */
+export async function countBreakdowns(
+  sql: Sql,
+  resolved: Resolved,
+  range: Range,
+  kinds: readonly BreakdownKind[] = ["type", "role", "agent"],
+): Promise<BreakdownRow[]> {
   const counting = "union" in resolved.sessions ? undefined : resolved.sessions;
-  const union = unionOfPieces(sql, "events_by_host", pieces, (source, inRange) => {
-    const sessions = counting
-      ? sql`${source.measure(counting.total)} AS sessions, ${source.measure(counting.byRole)} AS role_sessions,
-            ${source.measure(counting.byAgent)} AS agent_sessions`
-      : sql`0 AS sessions, 0 AS role_sessions, 0 AS agent_sessions`;
+  const sessionsOf = { type: counting?.total, role: counting?.byRole, agent: counting?.byAgent };
+  const parts = kinds.map((kind) => {
+    const { keys, owner } = breakdownKeys[kind];
+    const family = resolved.scope.view === "owner" ? owner : "events_by_host";
+    const columns = joined(
+      sql,
+      Object.entries(nullKeys(sql)).map(([column, nothing]) =>
+        keys.includes(column) ? sql`${sql(column)}` : sql`${nothing} AS ${sql(column)}`,
+      ),
+    );
+    const groupBy = sql`${sql(keys)}`;
+    const union = unionOfPieces(sql, family, plan(resolved, family, range, allLevels), (source, inRange) => {
+      const sessions = sessionsOf[kind];
+      return sql`
+        SELECT ${columns}, ${source.measure(eventCount(sql))} AS n, ${sessions ? source.measure(sessions) : sql`0`} AS sessions
+        FROM ${source.table} WHERE ${resolved.events} AND ${inRange}
+        GROUP BY ${groupBy}`;
+    });
     return sql`
-      SELECT event_type, source_role, org_id, agent_id, ${source.measure(eventCount(sql))} AS n, ${sessions}
-      FROM ${source.table} WHERE ${resolved.events} AND ${inRange}
-      GROUP BY event_type, source_role, org_id, agent_id`;
+      SELECT ${kind}::text AS kind, event_type, source_role, org_id, agent_id, sum(n) AS n, sum(sessions) AS sessions
+      FROM (${union}) pieces GROUP BY event_type, source_role, org_id, agent_id`;
   });
-  return sql<EventCountRow[]>`
-    SELECT event_type, source_role, org_id, agent_id, sum(n) AS n, sum(sessions) AS sessions,
-           sum(role_sessions) AS role_sessions, sum(agent_sessions) AS agent_sessions
-    FROM (${union}) pieces
-    GROUP BY event_type, source_role, org_id, agent_id`;
+  return sql<BreakdownRow[]>`${joined(sql, parts, sql` UNION ALL `)}`;
 }
 
 export async function summarize(sql: Sql, scope: ReadScope, range: Range) {
   const resolved = await resolve(sql, scope);
   // One after the other: the embedded engine has a single connection.
-  const rows = await countEvents(sql, resolved, range);
+  const rows = await countBreakdowns(sql, resolved, range);
   const unionRows = "union" in resolved.sessions ? await unionSessions(sql, resolved.sessions.union, range) : [];
 
   const byType = new Map<string, number>();
@@ -64,16 +101,20 @@ export async function summarize(sql: Sql, scope: ReadScope, range: Range) {
   let totalSessions = 0;
   for (const row of rows) {
     const n = count(row.n);
-    totalEvents += n;
-    addTo(byType, row.event_type, n);
-    addTo(byRole, row.source_role, n);
-    const key = agentKey(row.org_id, row.agent_id);
-    const agent = byAgent.get(key) ?? { platform_id: row.org_id, agent_id: row.agent_id, event_count: 0 };
-    agent.event_count += n;
-    byAgent.set(key, agent);
-    totalSessions += count(row.sessions);
-    addTo(roleSessions, row.source_role, count(row.role_sessions));
-    addTo(agentSessions, key, count(row.agent_sessions));
+    if (row.kind === "type") {
+      totalEvents += n;
+      totalSessions += count(row.sessions);
+      addTo(byType, row.event_type as string, n);
+    } else if (row.kind === "role") {
+      addTo(byRole, row.source_role as string, n);
+      addTo(roleSessions, row.source_role as string, count(row.sessions));
+    } else {
+      const key = agentKey(row.org_id as string, row.agent_id);
+      const agent = byAgent.get(key) ?? { platform_id: row.org_id as string, agent_id: row.agent_id, event_count: 0 };
+      agent.event_count += n;
+      byAgent.set(key, agent);
+      addTo(agentSessions, key, count(row.sessions));
+    }
   }
   for (const row of unionRows) {
     const n = count(row.n);

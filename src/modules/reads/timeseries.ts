@@ -5,7 +5,7 @@ import { unionOfPieces } from "./pieces.ts";
 import { type Level, levels } from "./plan.ts";
 import { addTo, byCountThenName, count, iso, plan, type Range, resolve } from "./read-context.ts";
 import type { ReadScope } from "./scope.ts";
-import { unionSessions } from "./sessions.ts";
+import { bucketOf, unionSessions } from "./sessions.ts";
 
 /** Levels whose buckets nest inside each timeseries interval. */
 const timeseriesLevels: Record<Interval, readonly Level[]> = {
@@ -33,7 +33,7 @@ export async function timeseries(sql: Sql, scope: ReadScope, range: Range, inter
   const union = unionOfPieces(sql, family, pieces, (source, inRange) => {
     const sessions = counting ? source.measure(counting.total) : sql`0`;
     return sql`
-      SELECT date_trunc(${interval}, ${source.time}, 'UTC') AS b, event_type,
+      SELECT ${bucketOf(sql, interval, source.time)} AS b, event_type,
              ${source.measure(eventCount(sql))} AS n, ${sessions} AS sessions
       FROM ${source.table} WHERE ${resolved.events} AND ${inRange}
       GROUP BY b, event_type`;

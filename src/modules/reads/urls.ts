@@ -2,62 +2,99 @@ import type { Sql } from "../../db/sql.ts";
 import { eventCount } from "./measures.ts";
 import { unionOfPieces } from "./pieces.ts";
 import { allLevels, count, iso, plan, type Range, resolve } from "./read-context.ts";
+import type { RollupFamily } from "./rollups.ts";
 import type { ReadScope } from "./scope.ts";
 
-interface UrlRow {
+interface PageRow {
   total: string;
   content_url: string | null;
   total_events: string | null;
   unique_sessions: string | null;
   last_seen: Date | null;
-  event_types: { event_type: string; count: number }[] | null;
 }
+
+interface TypeRow {
+  content_url: string;
+  event_type: string;
+  n: string;
+}
+
+/**
+ * Per view, the family URLs are ranked from (a URL's totals) and the one their
+ * event types are read from: owners rank on the lean per-URL rollups (sql/062),
+ * so a long range adds up one row per URL and bucket instead of one per URL, type
+ * and bucket; reporters rank on their per-type family, summed over types.
+ */
+const families: Record<ReadScope["view"], { rank: RollupFamily; types: RollupFamily }> = {
+  owner: { rank: "url_totals", types: "events_by_url" },
+  reporter: { rank: "events_by_reporter_url", types: "events_by_reporter_url" },
+};
 
 /** URL metrics by total_events descending, then URL (byte order); sessions counted beside the events. */
 export async function listUrls(sql: Sql, scope: ReadScope, range: Range, limit: number, offset: number) {
   const resolved = await resolve(sql, scope);
-  const family = scope.view === "owner" ? "events_by_url" : "events_by_reporter_url";
-  const pieces = plan(resolved, family, range, allLevels);
-  const union = unionOfPieces(
+  const { rank, types } = families[scope.view];
+  const perUrl = unionOfPieces(
     sql,
-    family,
-    pieces,
+    rank,
+    plan(resolved, rank, range, allLevels),
     (source, inRange) => sql`
-      SELECT content_url, event_type, ${source.measure(eventCount(sql))} AS n,
+      SELECT content_url, ${source.measure(eventCount(sql))} AS n,
              ${source.measure(resolved.urlSessions)} AS sessions, ${source.lastSeen} AS last_seen
       FROM ${source.table} WHERE ${resolved.events} AND ${inRange}
-      GROUP BY content_url, event_type`,
+      GROUP BY content_url`,
   );
-  // Rank URLs on their totals first; event types are gathered for the page's URLs only.
-  const rows = await sql<UrlRow[]>`
-    WITH per_type AS (
-      SELECT content_url, event_type, sum(n) AS n, sum(sessions) AS sessions, max(last_seen) AS last_seen
-      FROM (${union}) pieces GROUP BY content_url, event_type
-    ), per_url AS (
-      SELECT content_url, sum(n) AS total_events, sum(sessions) AS unique_sessions, max(last_seen) AS last_seen
-      FROM per_type GROUP BY content_url
-    ), page AS (
-      SELECT * FROM per_url ORDER BY total_events DESC, content_url COLLATE "C" LIMIT ${limit} OFFSET ${offset}
-    )
-    SELECT totals.total, page.content_url, page.total_events, page.unique_sessions, page.last_seen,
-           jsonb_agg(jsonb_build_object('event_type', t.event_type, 'count', t.n) ORDER BY t.n DESC, t.event_type COLLATE "C")
-             FILTER (WHERE t.event_type IS NOT NULL) AS event_types
-    FROM (SELECT count(*) AS total FROM per_url) totals
-    LEFT JOIN page ON true
-    LEFT JOIN per_type t ON t.content_url = page.content_url
-    GROUP BY totals.total, page.content_url, page.total_events, page.unique_sessions, page.last_seen
-    ORDER BY page.total_events DESC, page.content_url COLLATE "C"`;
+  // One snapshot for both statements: the page's event types add up to its totals.
+  const { page, typeRows } = await sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
+    const page = await tx<PageRow[]>`
+      WITH per_url AS (
+        SELECT content_url COLLATE "C" AS content_url, sum(n) AS total_events, sum(sessions) AS unique_sessions,
+               max(last_seen) AS last_seen
+        FROM (${perUrl}) pieces GROUP BY content_url COLLATE "C"
+      ), page AS (
+        SELECT * FROM per_url ORDER BY total_events DESC, content_url COLLATE "C" LIMIT ${limit} OFFSET ${offset}
+      )
+      SELECT totals.total, page.* FROM (SELECT count(*) AS total FROM per_url) totals LEFT JOIN page ON true
+      ORDER BY page.total_events DESC, page.content_url COLLATE "C"`;
+    const urls = page.flatMap((row) => (row.content_url === null ? [] : [row.content_url]));
+    if (urls.length === 0) return { page, typeRows: [] };
+    const perType = unionOfPieces(
+      sql,
+      types,
+      plan(resolved, types, range, allLevels),
+      (source, inRange) => sql`
+        SELECT content_url, event_type, ${source.measure(eventCount(sql))} AS n
+        FROM ${source.table}
+        WHERE ${resolved.events} AND content_url = ANY (${sql.array(urls)}::text[]) AND ${inRange}
+        GROUP BY content_url, event_type`,
+    );
+    const typeRows = await tx<TypeRow[]>`
+      SELECT content_url, event_type, sum(n) AS n FROM (${perType}) pieces
+      GROUP BY content_url, event_type ORDER BY sum(n) DESC, event_type COLLATE "C"`;
+    return { page, typeRows };
+  });
+
+  const typesOf = new Map<string, { event_type: string; count: number }[]>();
+  for (const row of typeRows) {
+    const list = typesOf.get(row.content_url) ?? [];
+    list.push({ event_type: row.event_type, count: count(row.n) });
+    typesOf.set(row.content_url, list);
+  }
   return {
-    items: rows
-      .filter((row) => row.content_url !== null)
-      .map((row) => ({
-        content_url: row.content_url as string,
-        total_events: count(row.total_events),
-        unique_sessions: count(row.unique_sessions),
-        event_types: (row.event_types ?? []).map((type) => ({ event_type: type.event_type, count: count(type.count) })),
-        last_seen: iso(row.last_seen as Date),
-      })),
-    total: count(rows[0]?.total),
+    items: page.flatMap((row) =>
+      row.content_url === null
+        ? []
+        : [
+            {
+              content_url: row.content_url,
+              total_events: count(row.total_events),
+              unique_sessions: count(row.unique_sessions),
+              event_types: typesOf.get(row.content_url) ?? [],
+              last_seen: iso(row.last_seen as Date),
+            },
+          ],
+    ),
+    total: count(page[0]?.total),
     limit,
     offset,
   };

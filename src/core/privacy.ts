@@ -1,0 +1,70 @@
+/** Privacy levels of a session or turn (standard 5.5): how much of the conversation a recipient sees. */
+export const privacyLevels = ["full", "summary", "intent", "minimal"] as const;
+export type PrivacyLevel = (typeof privacyLevels)[number];
+
+const strictness: Record<PrivacyLevel, number> = { full: 0, summary: 1, intent: 2, minimal: 3 };
+
+const countsAndUrls = ["query_tokens", "response_tokens", "content_urls_retrieved", "content_urls_cited"];
+const intentFields = [
+  ...countsAndUrls,
+  "query_intent",
+  "response_type",
+  "response_mode",
+  "topics",
+  "model_id",
+  "ad_rendered",
+];
+const allFields = [...intentFields, "query_text", "response_text"];
+
+/** Turn fields each privacy level allows (standard 5.5); anything else is stripped. */
+const allowedFields: Record<PrivacyLevel, readonly string[]> = {
+  full: allFields,
+  summary: allFields,
+  intent: intentFields,
+  minimal: countsAndUrls,
+};
+
+/** A declared level; missing or unknown is `minimal` (fail closed). */
+export function privacyLevelOf(value: unknown): PrivacyLevel {
+  return (privacyLevels as readonly unknown[]).includes(value) ? (value as PrivacyLevel) : "minimal";
+}
+
+/** The stricter of two levels. */
+export function stricterLevel(a: PrivacyLevel, b: PrivacyLevel): PrivacyLevel {
+  return strictness[a] >= strictness[b] ? a : b;
+}
+
+/**
+ * The turn as stored: only the fields its effective level allows, plus that level,
+ * and the known fields that were stripped (section 5.5: strip, never refuse).
+ * The effective level is the stricter of the turn's own and its session's.
+ * Unknown fields are tolerated and not stored, so they are not reported.
+ */
+export function stripTurn(
+  turn: Record<string, unknown>,
+  sessionLevel: PrivacyLevel,
+): { turn: Record<string, unknown>; level: PrivacyLevel; removed: string[] } {
+  const level = stricterLevel(privacyLevelOf(turn.privacy_level), sessionLevel);
+  const kept: Record<string, unknown> = { privacy_level: level };
+  for (const field of allowedFields[level]) {
+    if (turn[field] !== undefined) kept[field] = turn[field];
+  }
+  const removed = Object.keys(turn).filter(
+    (field) => allFields.includes(field) && turn[field] != null && kept[field] === undefined,
+  );
+  return { turn: kept, level, removed };
+}
+
+/**
+ * An event's `data` as a click manifest shows it at the session's level: the
+ * conversation-derived fields (the turn fields of standard 5.4) above that level
+ * are withheld, every other key is kept. `intent` withholds the raw query and
+ * response text; `minimal` keeps only token counts and the content URL arrays.
+ */
+export function withholdConversationFields(
+  data: Record<string, unknown>,
+  level: PrivacyLevel,
+): Record<string, unknown> {
+  const allowed = allowedFields[level];
+  return Object.fromEntries(Object.entries(data).filter(([key]) => !allFields.includes(key) || allowed.includes(key)));
+}

@@ -1,0 +1,60 @@
+import type { AppContext } from "../../context.ts";
+import { isWithinDomain } from "../../core/hosts.ts";
+import { fetchManifest } from "./fetch.ts";
+import { manifestPath } from "./model.ts";
+import { findManifest, storeManifest } from "./records.ts";
+import { verifyDetachedJws } from "./signatures.ts";
+
+/** What an owner does to verify `domain` through its manifest (shown beside the DNS and file instructions). */
+export function manifestClaimInstructions(domain: string, challenge: string) {
+  return {
+    manifest_url: `https://${domain}${manifestPath}`,
+    domains_entry: domain,
+    sign: challenge,
+  };
+}
+
+/** Whether a manifest `domains` entry (a host, or `*.` and a host for its subdomains) names `domain`. */
+function namesDomain(entry: string, domain: string): boolean {
+  const claimed = entry.toLowerCase();
+  return claimed.startsWith("*.") ? domain.endsWith(claimed.slice(1)) : claimed === domain;
+}
+
+/**
+ * Null when the organisation proves `domain` through its participant manifest;
+ * otherwise why not. The manifest is fetched afresh (and stored, as a refresh
+ * would). Three things must hold: it is served at the root of `domain` or of a
+ * parent of it, which only who runs that web server can do; its `domains` names
+ * `domain` (8.6); and `signature`, a detached EdDSA JWS over the challenge, checks
+ * out under one of its keys. The signature is what ties the proof to this
+ * organisation: anyone may register the URL of someone else's manifest, but only
+ * the holder of its private keys can sign.
+ */
+export async function checkManifestClaim(
+  ctx: Pick<AppContext, "sql" | "domainProbe">,
+  orgId: string,
+  domain: string,
+  challenge: string,
+  signature: string | undefined,
+): Promise<string | null> {
+  if (!signature) return "method manifest needs signature: a detached JWS over the challenge by a key of the manifest";
+  const registered = await findManifest(ctx.sql, orgId);
+  if (!registered) return "the organisation has registered no manifest (PUT /api/v1/identity/manifest)";
+  const now = new Date();
+  const fetched = await fetchManifest(ctx.domainProbe, registered.url);
+  await storeManifest(ctx.sql, orgId, registered.url, fetched, now);
+  if (fetched.status !== "valid") return `the manifest at ${registered.url} is ${fetched.status}: ${fetched.reason}`;
+  const host = new URL(registered.url).hostname.toLowerCase();
+  if (!isWithinDomain(domain, host))
+    return `the manifest is served by ${host}, which is neither ${domain} nor a parent of it`;
+  if (!(fetched.manifest.domains ?? []).some((entry) => namesDomain(entry, domain))) {
+    return `the manifest's domains do not name ${domain}`;
+  }
+  const status = await verifyDetachedJws(
+    signature.trim(),
+    new TextEncoder().encode(challenge),
+    fetched.manifest.keys ?? [],
+    now,
+  );
+  return status === "verified" ? null : `the signature over the challenge is ${status.replace("_", " ")}`;
+}

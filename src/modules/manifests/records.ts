@@ -1,0 +1,69 @@
+// An organisation's registered participant manifest as stored (sql/052), and its wire form.
+import type { Queryable } from "../../db/sql.ts";
+import type { FetchedManifest } from "./fetch.ts";
+import type { ManifestStatus, ParticipantManifest } from "./model.ts";
+
+interface ManifestRow {
+  org_id: string;
+  url: string;
+  status: ManifestStatus;
+  problem: string | null;
+  document: ParticipantManifest | null;
+  fetched_at: Date;
+  refresh_at: Date;
+}
+
+/** An organisation's manifest as the API shows it. */
+export function manifestOnWire(row: ManifestRow) {
+  return {
+    organization_id: row.org_id,
+    url: row.url,
+    status: row.status,
+    problem: row.problem,
+    key_ids: (row.document?.keys ?? []).map((key) => key.id),
+    domains: row.document?.domains ?? [],
+    fetched_at: row.fetched_at,
+    refresh_at: row.refresh_at,
+  };
+}
+
+/**
+ * Records the outcome of fetching an organisation's manifest (sql/052). Only a
+ * valid manifest keeps a document: one that has become invalid or unreachable
+ * leaves the participant unverified (8.7), so its keys no longer verify anything.
+ */
+export async function storeManifest(
+  sql: Queryable,
+  orgId: string,
+  url: string,
+  fetched: FetchedManifest,
+  now: Date,
+): Promise<ManifestRow> {
+  const document = fetched.status === "valid" ? JSON.stringify(fetched.manifest) : null;
+  const problem = fetched.status === "valid" ? null : fetched.reason;
+  const refreshAt = new Date(now.getTime() + fetched.maxAgeSeconds * 1000);
+  const [row] = await sql<ManifestRow[]>`
+    INSERT INTO participant_manifests (org_id, url, status, problem, document, fetched_at, refresh_at)
+    VALUES (${orgId}::uuid, ${url}, ${fetched.status}, ${problem}, ${document}::text::jsonb, ${now}, ${refreshAt})
+    ON CONFLICT (org_id) DO UPDATE SET
+      url = EXCLUDED.url, status = EXCLUDED.status, problem = EXCLUDED.problem, document = EXCLUDED.document,
+      fetched_at = EXCLUDED.fetched_at, refresh_at = EXCLUDED.refresh_at
+    RETURNING *`;
+  return row as ManifestRow;
+}
+
+export async function findManifest(sql: Queryable, orgId: string): Promise<ManifestRow | undefined> {
+  const [row] = await sql<ManifestRow[]>`SELECT * FROM participant_manifests WHERE org_id = ${orgId}::uuid`;
+  return row;
+}
+
+export async function removeManifest(sql: Queryable, orgId: string): Promise<boolean> {
+  const removed = await sql`DELETE FROM participant_manifests WHERE org_id = ${orgId}::uuid`;
+  return removed.count > 0;
+}
+
+/** The organisation's manifest when its last fetch was valid. */
+export async function validManifestOf(sql: Queryable, orgId: string): Promise<ParticipantManifest | undefined> {
+  const row = await findManifest(sql, orgId);
+  return row?.status === "valid" && row.document ? row.document : undefined;
+}

@@ -1,0 +1,52 @@
+import { Value } from "@sinclair/typebox/value";
+import { isWithinDomain } from "../../core/hosts.ts";
+import { manifestPath, ParticipantManifest } from "./model.ts";
+import { ed25519KeyBytes } from "./multibase.ts";
+
+/**
+ * Checks a fetched manifest document as standard 8.7 requires: invalid JSON or a
+ * schema failure, duplicate `keys[].id`, a `domains` entry outside the manifest's
+ * host (8.6) or `domains` on a path-prefixed manifest reject it. We also reject a
+ * key whose `publicKey` is not a multibase Ed25519 key, so every stored key verifies.
+ */
+export function validateManifest(url: URL, text: string): { manifest: ParticipantManifest } | { reason: string } {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    return { reason: "the manifest is not valid JSON" };
+  }
+  const schemaError = Value.Errors(ParticipantManifest, document).First();
+  if (schemaError) {
+    return {
+      reason: `the manifest breaks the standard's schema at ${schemaError.path || "/"}: ${schemaError.message}`,
+    };
+  }
+  const manifest = document as ParticipantManifest;
+  const keyIds = new Set<string>();
+  for (const [index, key] of (manifest.keys ?? []).entries()) {
+    if (keyIds.has(key.id)) return { reason: `keys/${index}: duplicate key id "${key.id}" (8.7)` };
+    keyIds.add(key.id);
+    const decoded = ed25519KeyBytes(key.publicKey);
+    if ("reason" in decoded) return { reason: `keys/${index}: publicKey ${decoded.reason} (8.4)` };
+  }
+  if (manifest.domains && url.pathname !== manifestPath) {
+    return { reason: "domains may appear only on a manifest served at the domain root (8.6)" };
+  }
+  const host = url.hostname.toLowerCase();
+  for (const [index, entry] of (manifest.domains ?? []).entries()) {
+    const claimed = entry.toLowerCase().replace(/^\*\./, "");
+    if (!isWithinDomain(claimed, host)) {
+      return { reason: `domains/${index}: "${entry}" is neither ${host} nor a subdomain of it (8.6)` };
+    }
+  }
+  return { manifest };
+}
+
+/** True when `domain` is one of the manifest's `domains`, literally or under a `*.` wildcard (8.6). */
+export function manifestClaims(manifest: ParticipantManifest, domain: string): boolean {
+  return (manifest.domains ?? []).some((entry) => {
+    const lower = entry.toLowerCase();
+    return lower.startsWith("*.") ? domain.endsWith(lower.slice(1)) : lower === domain;
+  });
+}

@@ -1,0 +1,103 @@
+import { describe, expect, test } from "bun:test";
+import { contentUrl, expectAccepted, expectRefused, sessionDocument, site } from "../support/conformance.ts";
+import { batch, validEvents } from "../support/telemetry-events.ts";
+
+const token = `ctx_${"t".repeat(43)}`;
+
+// Standard 6.6, 6.7 and 7.4.1: references between the events of one session document.
+describe("6.6 distinct event ids", () => {
+  test("the same event id twice in a session document is refused", async () => {
+    const presented = validEvents.presented(site);
+    await expectRefused(
+      sessionDocument([presented, { ...presented, output_id: "out-2" }]),
+      "/events/1/id",
+      "repeats the id of /events/0",
+    );
+  });
+
+  test("the same event id twice in a batch is stored once", async () => {
+    const grounded = validEvents.grounded(site);
+    const { body, stored } = await expectAccepted(
+      batch([grounded, { ...grounded, timestamp: new Date().toISOString() }], { session_id: crypto.randomUUID() }),
+    );
+    expect(body.events_created).toBe(1);
+    expect(stored.map((event) => event.event_id)).toEqual([grounded.id]);
+  });
+});
+
+describe("6.6 presentation to citation", () => {
+  test("citation_id names a content_cited event of the document", async () => {
+    const cited = validEvents.cited(site);
+    await expectAccepted(sessionDocument([cited, validEvents.presented(site, { citation_id: cited.id })]));
+    await expectRefused(
+      sessionDocument([cited, validEvents.presented(site, { citation_id: crypto.randomUUID() })]),
+      "/events/1/citation_id",
+      "matches no content_cited event",
+    );
+  });
+
+  test("the citation is about the same content", async () => {
+    const cited = validEvents.cited(site, { content_url: `https://${site}/other` });
+    await expectRefused(
+      sessionDocument([cited, validEvents.presented(site, { citation_id: cited.id })]),
+      "/events/1/citation_id",
+      "about different content",
+    );
+  });
+});
+
+describe("6.7 engagement to presentation", () => {
+  test("presentation_id names a content_presented event of the document", async () => {
+    const presented = validEvents.presented(site);
+    await expectAccepted(sessionDocument([presented, validEvents.engaged(site, { presentation_id: presented.id })]));
+    await expectRefused(
+      sessionDocument([presented, validEvents.engaged(site)]),
+      "/events/1/presentation_id",
+      "matches no content_presented event",
+    );
+  });
+
+  test("a session document with no presentations cannot hold an engagement", async () => {
+    await expectRefused(sessionDocument([validEvents.engaged(site)]), "/events/0/presentation_id");
+  });
+
+  test("presentation_id naming an event of another type is refused", async () => {
+    const cited = validEvents.cited(site);
+    await expectRefused(
+      sessionDocument([cited, validEvents.engaged(site, { presentation_id: cited.id })]),
+      "/events/1/presentation_id",
+      "matches no content_presented event",
+    );
+  });
+
+  test("the engagement is about the same content as its presentation", async () => {
+    const presented = validEvents.presented(site);
+    const engaged = validEvents.engaged(site, { presentation_id: presented.id, content_url: `${contentUrl}-2` });
+    await expectRefused(sessionDocument([presented, engaged]), "/events/1/presentation_id", "about different content");
+  });
+
+  test("batches may refer to presentations delivered elsewhere", async () => {
+    await expectAccepted(batch([validEvents.engaged(site)], { session_id: crypto.randomUUID() }));
+  });
+});
+
+describe("7.4.1 one click token, one presentation", () => {
+  test("a ctx_token on engagements of two presentations is refused", async () => {
+    const [first, second] = [validEvents.presented(site), validEvents.presented(site, { output_id: "out-2" })];
+    const engaged = (presented: { id: string }) =>
+      validEvents.engaged(site, { presentation_id: presented.id, ctx_token: token });
+    await expectRefused(
+      sessionDocument([first, second, engaged(first), engaged(second)]),
+      "/events/3/ctx_token",
+      "one click token belongs to one presentation",
+    );
+  });
+
+  test("a ctx_token on two engagements of one presentation is accepted", async () => {
+    const presented = validEvents.presented(site);
+    const engaged = () => validEvents.engaged(site, { presentation_id: presented.id, ctx_token: token });
+    const document = sessionDocument([presented, engaged(), engaged()]);
+    const { stored } = await expectAccepted(document);
+    expect(stored).toHaveLength(3);
+  });
+});

@@ -1,0 +1,175 @@
+import { describe, expect, test } from "bun:test";
+import { manifestFetchLimits } from "../../src/modules/manifests/fetch.ts";
+import { manifestPath } from "../../src/modules/manifests/model.ts";
+import { refreshDueManifests } from "../../src/modules/manifests/service.ts";
+import { publishFile } from "../support/domain-probe.ts";
+import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
+import { buildIdentityApp, callIdentity } from "../support/identity.ts";
+import { manifestFor, serveManifest, signingKey } from "../support/manifests.ts";
+import { testRuntime } from "../support/runtime.ts";
+import { batch, validEvents } from "../support/telemetry-events.ts";
+
+const register = (key: string, url: string) => callIdentity("PUT", "/api/v1/identity/manifest", { key, body: { url } });
+
+async function orgWithWriteKey(type: "agent" | "content_owner" = "agent") {
+  const org = await createTestOrg({ type });
+  return { org, admin: await org.keyWith(["identity:read", "identity:write", "telemetry:write"]) };
+}
+
+describe("registering a participant manifest", () => {
+  test("a valid manifest is stored with its keys and domains", async () => {
+    const host = uniqueDomain("agent");
+    const key = await signingKey("key-1");
+    const url = serveManifest(host, manifestFor(host, { keys: [key.entry], domains: [host, `*.${host}`] }), {
+      "cache-control": "max-age=86400",
+    });
+    const { admin } = await orgWithWriteKey();
+    const res = await register(admin, url);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      url,
+      status: "valid",
+      problem: null,
+      key_ids: ["key-1"],
+      domains: [host, `*.${host}`],
+    });
+    expect(Date.parse(res.body.refresh_at) - Date.parse(res.body.fetched_at)).toBe(86_400_000);
+    expect((await callIdentity("GET", "/api/v1/identity/manifest", { key: admin })).body.status).toBe("valid");
+  });
+
+  test("unusable manifests are 422 manifest_unusable naming why, and nothing is stored", async () => {
+    const { admin } = await orgWithWriteKey();
+    const cases: [string, string, string][] = [];
+    const add = (label: string, host: string, expected: string) =>
+      cases.push([label, `https://${host}/.well-known/content-telemetry.json`, expected]);
+    const missing = uniqueDomain("missing");
+    add("404", missing, "answered 404");
+    const moved = uniqueDomain("moved");
+    publishFile(moved, "/.well-known/content-telemetry.json", {
+      status: 302,
+      headers: { location: "https://evil.test/" },
+    });
+    add("redirect", moved, "answered 302");
+    const huge = uniqueDomain("huge");
+    serveManifest(huge, manifestFor(huge, { padding: "x".repeat(70_000) }));
+    add("huge", huge, "larger than 65536 bytes");
+    const notJson = uniqueDomain("notjson");
+    serveManifest(notJson, "{not json");
+    add("not JSON", notJson, "not valid JSON");
+    const badSchema = uniqueDomain("schema");
+    serveManifest(badSchema, { ...manifestFor(badSchema), roles: ["emperor"] });
+    add("schema", badSchema, "/roles/0");
+    const oldVersion = uniqueDomain("old");
+    serveManifest(oldVersion, { ...manifestFor(oldVersion), schema_version: "0.1" });
+    add("v0.1", oldVersion, "/schema_version");
+    const dupKeys = uniqueDomain("dup");
+    const k = await signingKey("same");
+    serveManifest(dupKeys, manifestFor(dupKeys, { keys: [k.entry, { ...k.entry }] }));
+    add("duplicate key ids", dupKeys, "duplicate key id");
+    const foreign = uniqueDomain("foreign");
+    serveManifest(foreign, manifestFor(foreign, { domains: ["elsewhere.example.org"] }));
+    add("foreign domain", foreign, "neither");
+    const badKey = uniqueDomain("badkey");
+    serveManifest(badKey, manifestFor(badKey, { keys: [{ id: "k", type: "Ed25519", publicKey: "z0OIl" }] }));
+    add("malformed key", badKey, "publicKey is not valid base58btc");
+    const shortKey = uniqueDomain("shortkey");
+    serveManifest(shortKey, manifestFor(shortKey, { keys: [{ id: "k", type: "Ed25519", publicKey: "z6Mk" }] }));
+    add("not an Ed25519 key", shortKey, "not an Ed25519 public key");
+
+    for (const [label, url, expected] of cases) {
+      const res = await register(admin, url);
+      expect({ label, status: res.status, code: res.body.code }).toEqual({
+        label,
+        status: 422,
+        code: "manifest_unusable",
+      });
+      expect({ label, detail: res.body.detail }).toEqual({ label, detail: expect.stringContaining(expected) });
+      expect(res.body.errors[0].path).toBe("/url");
+    }
+    expect((await callIdentity("GET", "/api/v1/identity/manifest", { key: admin })).status).toBe(404);
+  });
+
+  test("a manifest slower than the fetch limit is refused as unreachable, without a hang", async () => {
+    const host = uniqueDomain("slow");
+    const url = `https://${host}${manifestPath}`;
+    // Three times the limit: an answer that waited for it would take far longer than the limit.
+    publishFile(host, manifestPath, {
+      body: JSON.stringify(manifestFor(host)),
+      delayMs: 3 * manifestFetchLimits.timeoutMs,
+    });
+    const { admin } = await orgWithWriteKey();
+    const started = performance.now();
+    const res = await register(admin, url);
+    expect(performance.now() - started).toBeLessThan(2 * manifestFetchLimits.timeoutMs);
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({ code: "manifest_unusable", manifest_status: "unreachable" });
+  }, 30_000);
+
+  test("a manifest URL must be https and end in the well-known path", async () => {
+    const { admin } = await orgWithWriteKey();
+    for (const url of [
+      "http://example.com/.well-known/content-telemetry.json",
+      "https://example.com/manifest.json",
+      "nope",
+    ]) {
+      const res = await register(admin, url);
+      expect({ url, status: res.status, path: res.body.errors?.[0]?.path }).toEqual({ url, status: 400, path: "/url" });
+    }
+  });
+
+  test("a manifest that turns invalid at refresh is recorded, and its keys stop verifying (injected clock)", async () => {
+    const host = uniqueDomain("refresh");
+    const key = await signingKey("key-1");
+    const url = serveManifest(host, manifestFor(host, { keys: [key.entry] }));
+    const { admin } = await orgWithWriteKey();
+    expect((await register(admin, url)).status).toBe(200);
+    serveManifest(host, "{broken");
+    const { ctx } = await buildIdentityApp();
+    await refreshDueManifests(ctx, new Date(Date.now() + 2 * 3600_000));
+    const record = (await callIdentity("GET", "/api/v1/identity/manifest", { key: admin })).body;
+    expect(record).toMatchObject({ status: "invalid", problem: "the manifest is not valid JSON", key_ids: [] });
+  });
+});
+
+describe("signed telemetry", () => {
+  async function signedReporter(keys: Awaited<ReturnType<typeof signingKey>>[]) {
+    const host = uniqueDomain("signer");
+    const url = serveManifest(host, manifestFor(host, { keys: keys.map((k) => k.entry) }));
+    const { org, admin } = await orgWithWriteKey();
+    expect((await register(admin, url)).status).toBe(200);
+    return { org, admin };
+  }
+
+  async function report(key: string, signature?: (body: string) => Promise<string>, tamper = false) {
+    const body = JSON.stringify(batch([validEvents.grounded("news.example.org")], { session_id: crypto.randomUUID() }));
+    const headers: Record<string, string> = {};
+    if (signature) headers["content-telemetry-signature"] = await signature(body);
+    const sent = tamper ? body.replace("news.example.org", "news.example.net") : body;
+    const res = await callIdentity("POST", "/events", { key, body: sent, headers });
+    expect(res.status).toBe(200);
+    const { ctx } = await testRuntime();
+    const [row] = await ctx.sql<{ signature_status: string }[]>`
+      SELECT signature_status FROM events WHERE session_id = ${JSON.parse(sent).session_id}::uuid`;
+    return row?.signature_status;
+  }
+
+  test("each event stores what its request's signature checked out as; none is refused", async () => {
+    const live = await signingKey("live");
+    const old = await signingKey("old", "2020-01-01T00:00:00Z");
+    const stranger = await signingKey("live");
+    const { admin } = await signedReporter([live, old]);
+    expect(await report(admin, (body) => live.sign(body))).toBe("verified");
+    expect(await report(admin, (body) => live.sign(body), true)).toBe("invalid");
+    expect(await report(admin, (body) => stranger.sign(body))).toBe("invalid");
+    expect(await report(admin, (body) => live.sign(body, "nobody"))).toBe("unknown_key");
+    expect(await report(admin, (body) => old.sign(body))).toBe("expired_key");
+    expect(await report(admin, async () => "not a jws")).toBe("invalid");
+    expect(await report(admin)).toBe("unverified");
+  });
+
+  test("a reporter without a valid manifest is unverified, signed or not", async () => {
+    const key = await signingKey("k");
+    const { admin } = await orgWithWriteKey();
+    expect(await report(admin, (body) => key.sign(body))).toBe("unverified");
+  });
+});
