@@ -30,7 +30,7 @@ const app = createApp(ctx).listen({
   // Bun refuses larger bodies before they are buffered; the JSON reader enforces the exact limit.
   maxRequestBodySize: config.MAX_BODY_BYTES + 1,
 });
-if (!process.env.PUBLIC_BASE_URL && app.server) {
+if (!process.env.PUBLIC_BASE_URL && app.server?.port !== undefined) {
   // Links follow the real port (PORT 0 picks one); ctx.config is this same object.
   config.PUBLIC_BASE_URL = listeningBaseUrl(config.HOST, app.server.port);
 }
