@@ -36,8 +36,11 @@ const ConfigSchema = T.Object({
   EVENTS_COMPRESSION_CRON: T.String({ minLength: 1, default: "17 * * * *" }),
   /** Cron pattern for refreshing continuous aggregates when the embedded engine is in use. */
   AGGREGATE_REFRESH_CRON: T.String({ minLength: 1, default: "*/1 * * * *" }),
-  /** Address people reach the service at; magic links and OAuth redirect URIs are built from it. */
-  PUBLIC_BASE_URL: T.String({ pattern: "^https?://[^/]+$", default: "http://localhost:3000" }),
+  /**
+   * Address people reach the service at; magic links and OAuth redirect URIs are built from it.
+   * Unset: the address the service listens on (listeningBaseUrl), so links work on any PORT.
+   */
+  PUBLIC_BASE_URL: T.Optional(T.String({ pattern: "^https?://[^/]+$" })),
   /** Comma-separated e-mail addresses whose signed-in users are operator admins. */
   OPERATOR_ADMIN_EMAILS: T.String({ default: "" }),
   /** Lifetime of a user session. */
@@ -124,7 +127,13 @@ const ConfigSchema = T.Object({
   WEBHOOK_CA_FILE: T.Optional(T.String({ minLength: 1 })),
 });
 
-export type Config = Static<typeof ConfigSchema>;
+export type Config = Omit<Static<typeof ConfigSchema>, "PUBLIC_BASE_URL"> & { PUBLIC_BASE_URL: string };
+
+/** The base URL of a service listening on host:port; a wildcard host is reached as localhost. */
+export function listeningBaseUrl(host: string, port: number): string {
+  const reachable = host === "0.0.0.0" || host === "::" ? "localhost" : host;
+  return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
+}
 
 /** One OpenID Connect provider users may sign in with. */
 const OidcProviderSchema = T.Object({
@@ -173,6 +182,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration: ${variable} ${first.message} (got ${JSON.stringify(raw[variable])})`);
   }
   const config = converted as Config;
+  // PORT 0 is only known once listening: src/main.ts replaces this then.
+  config.PUBLIC_BASE_URL ??= listeningBaseUrl(config.HOST, config.PORT);
   const crons = [
     "EVENTS_COMPRESSION_CRON",
     "AGGREGATE_REFRESH_CRON",

@@ -1,5 +1,5 @@
 import { createApp } from "./app.ts";
-import { ConfigError, loadConfig } from "./config.ts";
+import { ConfigError, listeningBaseUrl, loadConfig } from "./config.ts";
 import { DatabaseStartupError } from "./db/startup-errors.ts";
 import { startJobs } from "./jobs/index.ts";
 import { createLogger, describeError } from "./log.ts";
@@ -31,7 +31,11 @@ const app = createApp(ctx).listen({
   // reader (src/http/body-stream.ts) enforces MAX_BODY_BYTES as the body streams in.
   maxRequestBodySize: Number.MAX_SAFE_INTEGER,
 });
-log.info("listening", { host: config.HOST, port: app.server?.port });
+if (!process.env.PUBLIC_BASE_URL && app.server?.port !== undefined) {
+  // Links follow the real port (PORT 0 picks one); ctx.config is this same object.
+  config.PUBLIC_BASE_URL = listeningBaseUrl(config.HOST, app.server.port);
+}
+log.info("listening", { host: config.HOST, port: app.server?.port, public_base_url: config.PUBLIC_BASE_URL });
 
 // postgres.js 3.4.9 on Bun can throw from a socket callback when the server drops
 // connections mid-write (a restart): "null is not an object (evaluating

@@ -4,6 +4,7 @@ import { Elysia, t } from "elysia";
 import { fullFormats } from "elysia/type-system/format";
 import { problemCodes } from "../core/problem.ts";
 import { sessionCookieName } from "./credentials.ts";
+import { openapiUiAssetPath, openapiUiAssets } from "./openapi-ui-assets.ts";
 
 // @elysiajs/openapi registers Zod-backed checks for TypeBox's string formats when
 // it is imported, replacing Elysia's. Zod's builds its schema anew on every call:
@@ -120,10 +121,16 @@ export const openapiPlugin = (routes: () => readonly RouteWithBody[]) =>
         addProblemResponses(response as OpenApiDocument);
       }
     })
+    .use(openapiUiAssets)
     .use(
       openapi({
         path: "/openapi",
         specPath,
+        provider: "swagger-ui",
+        swagger: {
+          cdn: `${openapiUiAssetPath}/swagger-ui-bundle.js`,
+          theme: `${openapiUiAssetPath}/swagger-ui.css`,
+        },
         documentation: {
           info: {
             title: "Content Telemetry reporting and query service",

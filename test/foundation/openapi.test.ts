@@ -28,4 +28,24 @@ test("the OpenAPI document is generated from the models and served with its UI",
   const ui = await call("GET", "/openapi");
   expect(ui.status).toBe(200);
   expect(ui.headers.get("content-type")).toContain("text/html");
+  // The page works offline: every script and stylesheet comes from the service itself.
+  const html = ui.body as string;
+  const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1] as string);
+  expect(assets).toEqual(["/openapi/assets/swagger-ui.css", "/openapi/assets/swagger-ui-bundle.js"]);
+  for (const asset of assets) {
+    const served = await call("GET", asset);
+    expect({ asset, status: served.status }).toEqual({ asset, status: 200 });
+  }
+  expect((await call("GET", "/openapi/assets/package.json")).status).toBe(404);
+});
+
+test("every operation has a summary", async () => {
+  const doc = await call("GET", "/openapi/json");
+  const missing = Object.entries(doc.body.paths as Record<string, Record<string, { summary?: string }>>).flatMap(
+    ([path, operations]) =>
+      Object.entries(operations)
+        .filter(([, operation]) => !operation.summary)
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
+  );
+  expect(missing).toEqual([]);
 });

@@ -35,6 +35,26 @@ describe("the service process", () => {
     }
   }, 60_000);
 
+  test("without PUBLIC_BASE_URL, sign-in links point at the address and port the service listens on", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "svc-data-"));
+    const service = await startService(serviceEnv({ DATABASE_URL: "", DATA_DIR: dataDir, PUBLIC_BASE_URL: "" }));
+    try {
+      const sent = await fetch(`${service.base}/api/v1/identity/auth/magic-link`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: "newcomer@example.com" }),
+      });
+      expect(sent.status).toBe(202);
+      const mail = await service.waitForLog((line) => typeof line.link === "string");
+      // PORT 0: the port is only known once listening, so this is the real one, not 3000.
+      expect(new URL(mail.link).origin).toBe(service.base);
+      expect(await service.stop("SIGTERM")).toBe(0);
+    } finally {
+      service.proc.kill("SIGKILL");
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   test("an invalid setting stops start-up with a message naming the variable", async () => {
     const result = await runUntilExit(serviceEnv({ PORT: "not-a-port" }));
     expect(result.exitCode).toBe(2);
