@@ -1,6 +1,10 @@
 import { afterAll } from "bun:test";
 import { closeTestRuntime, testRuntime } from "./support/runtime.ts";
+import { removeTempDirs } from "./support/temp-dirs.ts";
 
 await testRuntime();
 // Dropping a server database checkpoints, which takes seconds on a busy server.
-afterAll(closeTestRuntime, 60_000);
+afterAll(async () => {
+  await closeTestRuntime();
+  removeTempDirs();
+}, 60_000);

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import { testRuntime } from "../support/runtime.ts";
 import { cliJson, type ServiceProcess, serviceEnv, startService } from "../support/service-process.ts";
+import { tempDir } from "../support/temp-dirs.ts";
 
 /**
  * Hostile load on a real process: anonymous callers sending oversized and
@@ -18,7 +17,7 @@ let dataDir: string | undefined;
 let key: string;
 
 beforeAll(async () => {
-  dataDir = onServer ? undefined : await mkdtemp(join(tmpdir(), "svc-hostile-"));
+  dataDir = onServer ? undefined : tempDir("svc-hostile-");
   const env = serviceEnv({ DATABASE_URL: onServer ? (await testRuntime()).db.url : "", DATA_DIR: dataDir });
   service = await startService(env);
   const org = await cliJson(env, "org", "create", "--name", "Hostile load", "--type", "agent");

@@ -1,6 +1,5 @@
 import { afterAll, expect, test } from "bun:test";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { connect } from "../../src/db/client.ts";
 import type { Sql } from "../../src/db/sql.ts";
@@ -9,6 +8,7 @@ import { callApp, type RequestHandler } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { cliJson, type ServiceProcess, serviceEnv, startService } from "../support/service-process.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
+import { tempDir } from "../support/temp-dirs.ts";
 
 const onServer = Boolean(process.env.TEST_DATABASE_URL);
 const dirs: string[] = [];
@@ -26,7 +26,7 @@ async function databaseOf(dataDir: string | undefined): Promise<Sql> {
 }
 
 test(`an event acknowledged just before kill -9 is stored and counted exactly once after restart (${onServer ? "server" : "embedded"})`, async () => {
-  const dataDir = onServer ? undefined : await mkdtemp(join(tmpdir(), "svc-data-"));
+  const dataDir = onServer ? undefined : tempDir("svc-data-");
   if (dataDir) dirs.push(dataDir);
   const env = serviceEnv({
     DATABASE_URL: onServer ? (await testRuntime()).db.url : "",

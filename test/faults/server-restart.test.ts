@@ -1,12 +1,11 @@
 import { afterAll, expect, test } from "bun:test";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import { freePort } from "../../bench/free-port.ts";
 import { connect } from "../../src/db/client.ts";
 import { callApp, type RequestHandler } from "../support/http.ts";
 import { cliJson, type ServiceProcess, serviceEnv, startService } from "../support/service-process.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
+import { tempDir } from "../support/temp-dirs.ts";
 
 /**
  * `pg_ctl restart -m immediate` of the TimescaleDB server under ingest load. It
@@ -38,7 +37,7 @@ const asServerUser = (args: string[]) =>
 test.skipIf(!onServer)(
   "the service answers 503 with Retry-After while the server restarts, recovers by itself, and loses no acknowledged event",
   async () => {
-    dataDir = await mkdtemp(join(tmpdir(), "svc-tsdb-"));
+    dataDir = tempDir("svc-tsdb-");
     const serverUrl = (await Bun.$`bash ${tsdb}/start.sh ${dataDir} ${await freePort()}`.text()).trim();
     const admin = connect(serverUrl, 1);
     await admin`CREATE DATABASE svc`;

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, writeFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { serviceEnv, startService } from "../support/service-process.ts";
+import { tempDir } from "../support/temp-dirs.ts";
 
 // docker/entrypoint.sh runs inside the official TimescaleDB image, which cannot be
 // built here. It is run instead with this machine's PostgreSQL 15 and the
@@ -28,7 +28,7 @@ describe.skipIf(!available)("the container entrypoint", () => {
   };
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "entrypoint-"));
+    dir = tempDir("entrypoint-");
     pgData = join(dir, "pgdata");
     bin = join(dir, "bin");
     await Bun.$`mkdir -p ${bin}`;

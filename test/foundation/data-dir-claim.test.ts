@@ -1,11 +1,11 @@
 import { afterAll, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { claimDataDir, runningEngine } from "../../src/db/data-dir-lock.ts";
+import { tempDir } from "../support/temp-dirs.ts";
 
-const parent = await mkdtemp(join(tmpdir(), "svc-claim-"));
+const parent = tempDir("svc-claim-");
 afterAll(() => rm(parent, { recursive: true, force: true }));
 
 const lockModule = join(import.meta.dir, "../../src/db/data-dir-lock.ts");

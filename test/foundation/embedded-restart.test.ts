@@ -1,15 +1,14 @@
 import { expect, test } from "bun:test";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import { openDatabase } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { createLogger } from "../../src/log.ts";
+import { tempDir } from "../support/temp-dirs.ts";
 
 const log = createLogger("error");
 
 test("the embedded engine restarted on its data directory still runs TimescaleDB's licensed functions", async () => {
-  const dataDir = await mkdtemp(join(tmpdir(), "restart-"));
+  const dataDir = tempDir("restart-");
   const settings = { DATA_DIR: dataDir, DATABASE_POOL_SIZE: 1, DATABASE_URL: undefined };
   try {
     const first = await openDatabase(settings, log);

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { createTestOrg } from "../support/fixtures.ts";
 import { type CallOptions, callApp, type RequestHandler } from "../support/http.ts";
@@ -8,6 +7,7 @@ import { memberOf } from "../support/identity.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { type ServiceProcess, serviceEnv, startService } from "../support/service-process.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
+import { tempDir } from "../support/temp-dirs.ts";
 
 const root = join(import.meta.dir, "../..");
 
@@ -117,7 +117,7 @@ describe("the embedded engine shared by a service and the CLI", () => {
   let dataDir: string;
   let service: ServiceProcess;
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), "svc-data-"));
+    dataDir = tempDir("svc-data-");
     service = await startService(serviceEnv({ DATABASE_URL: "", DATA_DIR: dataDir, KEY_CACHE_TTL_SECONDS: "300" }));
   }, 60_000);
   afterAll(async () => {

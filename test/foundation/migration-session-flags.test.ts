@@ -1,21 +1,18 @@
-import { afterAll, expect, test } from "bun:test";
-import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { expect, test } from "bun:test";
+import { cp, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { defaultMigrationsDir, migrate } from "../../src/db/migrate.ts";
 import { createLogger } from "../../src/log.ts";
 import { recountSessions } from "../../src/modules/ingest/service.ts";
 import { scratchDatabase } from "../support/databases.ts";
 import { flagMismatches, storedFlags } from "../support/first-flags.ts";
+import { tempDir } from "../support/temp-dirs.ts";
 
 const log = createLogger("error");
-const dirs: string[] = [];
-afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
 /** A migrations folder holding the files before `first` (or all of them). */
 async function migrationsBefore(first?: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "migrations-"));
-  dirs.push(dir);
+  const dir = tempDir("migrations-");
   for (const name of await readdir(defaultMigrationsDir)) {
     if (!first || name < first) await cp(join(defaultMigrationsDir, name), join(dir, name));
   }

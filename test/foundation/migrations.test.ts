@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { cp, mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { cp, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Database } from "../../src/db/client.ts";
 import { defaultMigrationsDir, MigrationError, migrate } from "../../src/db/migrate.ts";
 import { createLogger } from "../../src/log.ts";
 import { scratchDatabase } from "../support/databases.ts";
 import { rejectionOf } from "../support/rejection.ts";
+import { tempDir } from "../support/temp-dirs.ts";
 
 const log = createLogger("error");
 
@@ -20,7 +20,7 @@ afterAll(() => db.close(), 60_000);
 
 describe("migrations", () => {
   test("apply every file once, then nothing on the second run", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "migrations-"));
+    const dir = tempDir("migrations-");
     await cp(defaultMigrationsDir, dir, { recursive: true });
     const first = await migrate(db.sql, log, dir);
     expect(first.length).toBeGreaterThanOrEqual(2);
@@ -38,7 +38,7 @@ describe("migrations", () => {
   });
 
   test("an edited applied migration is refused and nothing after it runs", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "migrations-"));
+    const dir = tempDir("migrations-");
     await cp(defaultMigrationsDir, dir, { recursive: true });
     await migrate(db.sql, log, dir);
     await writeFile(join(dir, "001_identity_core.sql"), "-- edited\nSELECT 1;\n");
@@ -51,7 +51,7 @@ describe("migrations", () => {
   });
 
   test("a failing migration rolls back whole and is not recorded", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "migrations-"));
+    const dir = tempDir("migrations-");
     await cp(defaultMigrationsDir, dir, { recursive: true });
     await writeFile(join(dir, "998_broken.sql"), "CREATE TABLE half_done (id int);\nSELECT no_such_function();\n");
     expect(String(await rejectionOf(migrate(db.sql, log, dir)))).toContain("998_broken.sql failed");

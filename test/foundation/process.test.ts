@@ -1,15 +1,15 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { runUntilExit, serviceEnv, startService } from "../support/service-process.ts";
+import { tempDir } from "../support/temp-dirs.ts";
 
 const root = join(import.meta.dir, "../..");
 
 describe("the service process", () => {
   test("starts on the embedded engine, shares it with the CLI, and stops cleanly on SIGTERM", async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), "svc-data-"));
+    const dataDir = tempDir("svc-data-");
     const env = serviceEnv({ DATABASE_URL: "", DATA_DIR: dataDir });
     const service = await startService(env);
     try {
@@ -36,7 +36,7 @@ describe("the service process", () => {
   }, 60_000);
 
   test("without PUBLIC_BASE_URL, sign-in links point at the address and port the service listens on", async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), "svc-data-"));
+    const dataDir = tempDir("svc-data-");
     const service = await startService(serviceEnv({ DATABASE_URL: "", DATA_DIR: dataDir, PUBLIC_BASE_URL: "" }));
     try {
       const sent = await fetch(`${service.base}/api/v1/identity/auth/magic-link`, {

@@ -1,10 +1,10 @@
 import type { LookupAddress } from "node:dns";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createWebhookSender, type WebhookSender } from "../../src/modules/webhooks/sender.ts";
 import { WebhookSweeper } from "../../src/modules/webhooks/sweep.ts";
 import { testRuntime } from "./runtime.ts";
+import { tempDir } from "./temp-dirs.ts";
 
 export interface TestCertificate {
   cert: string;
@@ -21,7 +21,7 @@ let certificate: TestCertificate | undefined;
  */
 export function testCertificate(): TestCertificate {
   if (certificate) return certificate;
-  const dir = mkdtempSync(join(tmpdir(), "webhook-cert-"));
+  const dir = tempDir("webhook-cert-");
   const keyFile = join(dir, "key.pem");
   const certFile = join(dir, "cert.pem");
   const made = Bun.spawnSync([

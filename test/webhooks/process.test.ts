@@ -1,9 +1,9 @@
 import { expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { serviceEnv, startService } from "../support/service-process.ts";
+import { tempDir } from "../support/temp-dirs.ts";
 import { startReceiver, testCertificate } from "../support/webhooks.ts";
 
 const root = join(import.meta.dir, "../..");
@@ -21,7 +21,7 @@ async function hmacHex(secret: string, message: string): Promise<string> {
 }
 
 test("a service process on the embedded engine keeps its webhook key in DATA_DIR and delivers with its own sweep", async () => {
-  const dataDir = await mkdtemp(join(tmpdir(), "svc-webhooks-"));
+  const dataDir = tempDir("svc-webhooks-");
   const hooks = startReceiver();
   const env = serviceEnv({
     DATABASE_URL: "",

@@ -1,16 +1,16 @@
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createTestOrg } from "../support/fixtures.ts";
 import { buildIdentityApp, callIdentity } from "../support/identity.ts";
+import { tempDir } from "../support/temp-dirs.ts";
 import { startReceiver, testCertificate, testClock, testSweeper } from "../support/webhooks.ts";
 
 /** The receiver snippet exactly as the README shows it, written to a file and imported. */
 const readme = await Bun.file(join(import.meta.dir, "../../README.md")).text();
 const block = /<!-- receiver-snippet:start -->\n```ts\n([\s\S]*?)\n```\n<!-- receiver-snippet:end -->/.exec(readme);
 if (!block) throw new Error("the README has no receiver snippet between its markers");
-const dir = mkdtempSync(join(tmpdir(), "receiver-snippet-"));
+const dir = tempDir("receiver-snippet-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 writeFileSync(join(dir, "receiver.ts"), block[1] as string);
 interface WebhookEvent {

@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { decodeSecretBoxKey, SecretBox } from "../../src/core/secret-box.ts";
 import { createLogger } from "../../src/log.ts";
 import { loadWebhookSecretBox, secretKeyFileName } from "../../src/modules/webhooks/secret-key.ts";
 import { recordingLogger } from "../support/logs.ts";
+import { tempDir } from "../support/temp-dirs.ts";
 import { testCertificate } from "../support/webhooks.ts";
 
 const quiet = createLogger("error");
@@ -61,7 +61,7 @@ describe("the webhook secret key", () => {
   });
 
   test("the embedded default generates a key into DATA_DIR once (mode 0600), then reads it", () => {
-    const dir = mkdtempSync(join(tmpdir(), "webhook-key-"));
+    const dir = tempDir("webhook-key-");
     try {
       const log = recordingLogger();
       const first = loadWebhookSecretBox({ DATA_DIR: dir }, { kind: "embedded", inMemory: false }, log);
@@ -121,7 +121,7 @@ describe("webhook configuration", () => {
   });
 
   test("WEBHOOK_CA_FILE must hold a PEM certificate", () => {
-    const dir = mkdtempSync(join(tmpdir(), "webhook-ca-"));
+    const dir = tempDir("webhook-ca-");
     try {
       const notPem = join(dir, "ca.txt");
       writeFileSync(notPem, "hello");
