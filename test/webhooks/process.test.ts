@@ -2,11 +2,9 @@ import { expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { serviceEnv, startService } from "../support/service-process.ts";
+import { cliJson, serviceEnv, startService } from "../support/service-process.ts";
 import { tempDir } from "../support/temp-dirs.ts";
 import { startReceiver, testCertificate } from "../support/webhooks.ts";
-
-const root = join(import.meta.dir, "../..");
 
 /** HMAC-SHA256 hex with WebCrypto, independent of the service's code. */
 async function hmacHex(secret: string, message: string): Promise<string> {
@@ -31,17 +29,7 @@ test("a service process on the embedded engine keeps its webhook key in DATA_DIR
     WEBHOOK_CA_FILE: testCertificate().certFile,
     WEBHOOK_SWEEP_CRON: "* * * * * *",
   });
-  const cli = async (...args: string[]) => {
-    const proc = Bun.spawn([process.execPath, "src/cli/index.ts", ...args, "--json"], {
-      cwd: root,
-      env,
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-    expect(code).toBe(0);
-    return JSON.parse(out);
-  };
+  const cli = (...args: string[]) => cliJson(env, ...args);
   /** Pings the endpoint and waits for the receiver to get the delivery. */
   const pingAndReceive = async (base: string, key: string, id: string) => {
     const before = hooks.received.length;
