@@ -107,7 +107,10 @@ export const problemCodes = {
   rate_limited: { status: 429, meaning: "a rate limit is reached (`limit_class`, `Retry-After`)" },
   too_many_sign_in_links: { status: 429, meaning: "too many sign-in links for this address; wait" },
   internal_error: { status: 500, meaning: "a bug: logged with its stack, never returned" },
-  database_unavailable: { status: 503, meaning: "the database cannot be reached" },
+  database_unavailable: {
+    status: 503,
+    meaning: "the database is unavailable for the moment: restarting, unreachable or out of connections",
+  },
   query_timeout: { status: 503, meaning: "the query took too long; narrow the range or retry" },
   oidc_provider_unavailable: { status: 503, meaning: "the sign-in provider cannot be reached" },
   mail_unavailable: { status: 503, meaning: "the mail server cannot take the message" },

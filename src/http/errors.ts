@@ -3,6 +3,7 @@ import { ValidationError } from "elysia";
 import postgres from "postgres";
 import { type FieldError, invalid, ProblemError, problem } from "../core/problem.ts";
 import { describeErrors } from "../core/schema-errors.ts";
+import { isDatabaseUnavailable } from "../db/unavailable.ts";
 
 /** Turns a TypeBox validation failure into one entry per failing field, naming the allowed values. */
 function fieldErrors(error: ValidationError): FieldError[] {
@@ -32,9 +33,15 @@ function fromValidation(error: ValidationError, searchParams: URLSearchParams): 
 
 /** A database that is away (restarting, full) is usually back within seconds: clients retry after one. */
 const retryAfter = { "retry-after": "1" };
-const databaseUnavailable = (detail: string) => problem("database_unavailable", detail, {}, retryAfter);
+const databaseUnavailable = () =>
+  problem(
+    "database_unavailable",
+    "the database is unavailable for the moment (restarting, unreachable or out of connections)",
+    {},
+    retryAfter,
+  );
 
-/** Postgres errors that are the caller's fault or a passing outage; everything else is a 500. */
+/** Postgres errors that are the caller's fault or a timeout; everything else is a 500. */
 function fromPostgres(error: postgres.PostgresError): ProblemError | undefined {
   switch (error.code) {
     case "23505":
@@ -47,28 +54,9 @@ function fromPostgres(error: postgres.PostgresError): ProblemError | undefined {
       );
     case "57014":
       return problem("query_timeout", "the query took too long; narrow the time range or try again", {}, retryAfter);
-    case "57P01":
-    case "57P02":
-    case "57P03":
-    case "53300":
-      return databaseUnavailable("the database is not accepting requests right now");
     default:
       return undefined;
   }
-}
-
-const connectionErrors = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "CONNECTION_CLOSED",
-  "CONNECTION_ENDED",
-  "CONNECTION_DESTROYED",
-  "CONNECT_TIMEOUT",
-  "EPIPE",
-]);
-
-function isConnectionError(error: unknown): boolean {
-  return typeof error === "object" && error !== null && "code" in error && connectionErrors.has(String(error.code));
 }
 
 export interface FailedRequest {
@@ -109,8 +97,8 @@ export function problemFor(failed: FailedRequest): ProblemError | undefined {
         )
       : problem("route_not_found", `no route for ${method} ${path}`);
   }
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
   if (error instanceof postgres.PostgresError) return fromPostgres(error);
-  if (isConnectionError(error)) return databaseUnavailable("the database cannot be reached");
   return undefined;
 }
 

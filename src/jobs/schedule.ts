@@ -1,6 +1,7 @@
 import { Cron } from "croner";
 import type { AppContext } from "../context.ts";
 import type { Sql } from "../db/sql.ts";
+import { isDatabaseUnavailable } from "../db/unavailable.ts";
 import { describeError, type Logger } from "../log.ts";
 import { claimTick, scheduledTick } from "./ticks.ts";
 
@@ -54,7 +55,10 @@ export async function runTick(
     await task(log, tick);
     log.debug("job finished", { tick: tick.toISOString(), duration_ms: Math.round(performance.now() - started) });
   } catch (error) {
-    log.error("job failed", { tick: tick.toISOString(), ...describeError(error) });
+    // A database away for a restart is expected now and then: the next tick runs the job.
+    if (isDatabaseUnavailable(error))
+      log.warn("job skipped: the database is unavailable", { tick: tick.toISOString(), error: String(error) });
+    else log.error("job failed", { tick: tick.toISOString(), ...describeError(error) });
   }
   return true;
 }
