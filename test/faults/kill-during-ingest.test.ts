@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { connect } from "../../src/db/client.ts";
 import type { Sql } from "../../src/db/sql.ts";
 import { flagMismatches, storedFlags } from "../support/first-flags.ts";
-import { callApp, type RequestHandler } from "../support/http.ts";
+import { callApp, overHttp } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { cliJson, type ServiceProcess, serviceEnv, startService } from "../support/service-process.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
@@ -13,10 +13,6 @@ import { tempDir } from "../support/temp-dirs.ts";
 const onServer = Boolean(process.env.TEST_DATABASE_URL);
 const dirs: string[] = [];
 afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
-
-const remote = (base: string): RequestHandler => ({
-  handle: (request) => fetch(request.url.replace("http://test.local", base), request),
-});
 
 /** A client of the database the service uses: the test server, or the embedded engine it serves. */
 async function databaseOf(dataDir: string | undefined): Promise<Sql> {
@@ -46,7 +42,7 @@ test(`an event acknowledged just before kill -9 is stored and counted exactly on
         validEvents.retrieved(`crash-${crypto.randomUUID().slice(0, 6)}.example.net`, { source_role: "agent" }),
       );
       try {
-        const res = await callApp(remote(service.base), "POST", "/events", {
+        const res = await callApp(overHttp(service.base), "POST", "/events", {
           key,
           body: batch(events, { session_id: crypto.randomUUID() }),
         });
@@ -73,7 +69,7 @@ test(`an event acknowledged just before kill -9 is stored and counted exactly on
     expect([...acknowledged].filter((id) => !storedIds.includes(id))).toEqual([]);
     expect(new Set(storedIds).size).toBe(storedIds.length);
     expect(flagMismatches(stored)).toEqual([]);
-    const summary = await callApp(remote(service.base), "GET", "/agent/summary", { key });
+    const summary = await callApp(overHttp(service.base), "GET", "/agent/summary", { key });
     expect(summary.body).toMatchObject({
       total_events: stored.length,
       total_sessions: new Set(stored.map((event) => event.session_id)).size,

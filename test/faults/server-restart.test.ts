@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
-import { callApp, type RequestHandler } from "../support/http.ts";
+import { callApp, overHttp } from "../support/http.ts";
 import { type PrivateServer, privateServerAvailable, startPrivateServer } from "../support/private-server.ts";
 import { cliJson, type ServiceProcess, serviceEnv, startService } from "../support/service-process.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
@@ -33,16 +33,7 @@ test.skipIf(!privateServerAvailable)(
     service = await startService({ ...env, LOG_LEVEL: "info" });
     const org = await cliJson(env, "org", "create", "--name", "Restart", "--type", "agent");
     const { key } = await cliJson(env, "key", "create", "--org", org.id, "--scopes", "telemetry:write");
-    const remote: RequestHandler = {
-      // A request the service never answers fails the test instead of hanging it.
-      handle: (request) =>
-        fetch(request.url.replace("http://test.local", service?.base ?? ""), {
-          method: request.method,
-          headers: request.headers,
-          body: request.body,
-          signal: AbortSignal.timeout(10_000),
-        }),
-    };
+    const remote = overHttp(service.base, 10_000);
 
     const acknowledged = new Set<string>();
     const statuses = new Map<number, number>();

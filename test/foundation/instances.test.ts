@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { createTestOrg } from "../support/fixtures.ts";
-import { type CallOptions, callApp, type RequestHandler } from "../support/http.ts";
+import { type CallOptions, callApp, overHttp } from "../support/http.ts";
 import { memberOf } from "../support/identity.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { type ServiceProcess, serviceEnv, startService } from "../support/service-process.ts";
@@ -10,11 +10,6 @@ import { batch, validEvents } from "../support/telemetry-events.ts";
 import { tempDir } from "../support/temp-dirs.ts";
 
 const root = join(import.meta.dir, "../..");
-
-/** Sends requests to a running service process instead of the in-process app. */
-const remote = (base: string): RequestHandler => ({
-  handle: (request) => fetch(request.url.replace("http://test.local", base), request),
-});
 
 /** How long `check` takes to become true, polling every 25 ms for at most 5 s. */
 async function msUntil(check: () => Promise<boolean>): Promise<number> {
@@ -46,8 +41,10 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("two service instances on one Ti
     await Promise.all([a?.stop(), b?.stop()]);
   });
 
-  const viaA = (method: string, path: string, options?: CallOptions) => callApp(remote(a.base), method, path, options);
-  const viaB = (method: string, path: string, options?: CallOptions) => callApp(remote(b.base), method, path, options);
+  const viaA = (method: string, path: string, options?: CallOptions) =>
+    callApp(overHttp(a.base), method, path, options);
+  const viaB = (method: string, path: string, options?: CallOptions) =>
+    callApp(overHttp(b.base), method, path, options);
 
   test("a scheduled job runs once per tick: both instances fire, one runs it", async () => {
     const since = Date.now();
@@ -140,7 +137,7 @@ describe("the embedded engine shared by a service and the CLI", () => {
   test("a key revoked with the CLI is refused by the running service within a second", async () => {
     const org = await shell("org", "create", "--name", "Shared", "--type", "platform");
     const key = await shell("key", "create", "--org", org.id, "--scopes", "identity:read");
-    const keys = () => callApp(remote(service.base), "GET", "/api/v1/identity/keys", { key: key.key });
+    const keys = () => callApp(overHttp(service.base), "GET", "/api/v1/identity/keys", { key: key.key });
     expect((await keys()).status).toBe(200);
     await shell("key", "revoke", "--id", key.id);
     expect(await msUntil(async () => (await keys()).status === 401)).toBeLessThan(1000);

@@ -42,3 +42,19 @@ export async function callApp<T = any>(
 export async function call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<CallResult<T>> {
   return callApp<T>((await testRuntime()).app, method, path, options);
 }
+
+/**
+ * A service process reached over loopback HTTP, for `callApp`. A request it does
+ * not answer within `timeoutMs` fails the test instead of hanging it.
+ */
+export function overHttp(base: string, timeoutMs = 30_000): RequestHandler {
+  return {
+    handle: (request) =>
+      fetch(request.url.replace("http://test.local", base), {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        signal: AbortSignal.timeout(timeoutMs),
+      }),
+  };
+}
