@@ -50,6 +50,7 @@ export async function startRuntime(
     await migrate(db.sql, log);
     const recounted = await recountSessions(db.sql);
     if (recounted > 0) log.info("sessions recounted from their stored events", { sessions: recounted });
+    db.ready();
     const webhookSecrets = loadWebhookSecretBox(config, { kind: db.kind, inMemory: options.inMemory === true }, log);
     if (config.WEBHOOK_ALLOW_LOOPBACK) {
       log.warn(

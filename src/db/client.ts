@@ -17,6 +17,8 @@ export interface Database {
   /** Scheduled work the engine needs from the service (a TimescaleDB server runs its own policies). */
   maintenance: MaintenanceJob[];
   listen: Listen;
+  /** Migrations are applied: other processes waiting for this embedded engine may now use it. */
+  ready(): void;
   close(): Promise<void>;
 }
 
@@ -95,6 +97,7 @@ export async function openDatabase(
       url,
       maintenance: [],
       listen: listenThrough(sql),
+      ready: () => {},
       close: () => sql.end({ timeout: 5 }),
     };
   }
@@ -113,6 +116,7 @@ export async function openDatabase(
       url,
       maintenance: [],
       listen: listenThrough(sql),
+      ready: () => {},
       close: () => sql.end({ timeout: 5 }),
     };
   }
@@ -147,6 +151,7 @@ export async function openDatabase(
       await sql`LISTEN ${sql(channel)}`;
       return async () => off();
     },
+    ready: () => claim?.ready(),
     async close() {
       await sql.end({ timeout: 5 });
       await engine.stop();

@@ -5,15 +5,22 @@ import { DatabaseStartupError } from "./startup-errors.ts";
 /**
  * The embedded engine is one process's files: two engines on one data directory
  * would corrupt it. The process serving it records its pid before the engine
- * starts, and its loopback port once it listens, so a second process (the CLI)
- * connects to that engine instead of opening the files again. The record lives in
- * the directory; while a new cluster is being created there (the engine creates
- * one only in an empty directory) it lives beside it instead.
+ * starts, its loopback port once it listens, and that it is ready once its
+ * migrations are applied, so a second process (the CLI) connects to that engine
+ * when it is ready instead of opening the files again. The record lives in the
+ * directory; while a new cluster is being created there (the engine creates one
+ * only in an empty directory) it lives beside it instead.
  */
 interface LockRecord {
   pid: number;
   /** 0 while the engine is starting. */
   port: number;
+  /**
+   * False until the serving process has applied its migrations. The engine is
+   * one backend session shared by every connection, so a client arriving during
+   * them would interleave its statements with theirs (and share their advisory lock).
+   */
+  ready: boolean;
 }
 
 const lockName = "engine.lock.json";
@@ -51,13 +58,13 @@ function readRecord(dataDir: string): LockRecord | undefined {
 
 /**
  * The engine another live process serves from `dataDir`, if any; while that
- * process is still starting its engine, waits until it listens.
+ * process is still starting its engine or migrating, waits until it is ready.
  */
 export async function runningEngine(dataDir: string): Promise<LockRecord | undefined> {
   const deadline = Date.now() + startWaitMs;
   for (;;) {
     const record = readRecord(dataDir);
-    if (record?.port !== 0) return record;
+    if (!record || record.ready) return record;
     if (Date.now() > deadline) {
       throw new DatabaseStartupError(
         `the process ${record.pid} has been starting the embedded engine in ${dataDir} for too long`,
@@ -76,12 +83,13 @@ function holdsCluster(dataDir: string): boolean {
  * Takes `dataDir` for this process before its engine starts (atomically: a live
  * claimant elsewhere wins), beside the directory when it holds no cluster yet.
  */
-export function claimDataDir(dataDir: string): { serving(port: number): void; release(): void } {
+export function claimDataDir(dataDir: string): { serving(port: number): void; ready(): void; release(): void } {
   mkdirSync(dataDir, { recursive: true });
   const { inside, beside } = lockPaths(dataDir);
   const path = holdsCluster(dataDir) ? inside : beside;
-  const write = (at: string, port: number, flag: "wx" | "w") =>
-    writeFileSync(at, JSON.stringify({ pid: process.pid, port } satisfies LockRecord), { flag });
+  const write = (at: string, port: number, flag: "wx" | "w", ready = false) =>
+    writeFileSync(at, JSON.stringify({ pid: process.pid, port, ready } satisfies LockRecord), { flag });
+  let servingPort = 0;
   const inUse = (holder: LockRecord) =>
     new DatabaseStartupError(`DATA_DIR ${dataDir} is in use by the process with pid ${holder.pid}`);
   try {
@@ -101,8 +109,12 @@ export function claimDataDir(dataDir: string): { serving(port: number): void; re
   }
   return {
     serving(port) {
+      servingPort = port;
       write(inside, port, "w");
       if (path === beside) rmSync(beside, { force: true });
+    },
+    ready() {
+      write(inside, servingPort, "w", true);
     },
     release() {
       rmSync(inside, { force: true });

@@ -3,6 +3,7 @@ import { readdirSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { claimDataDir, runningEngine } from "../../src/db/data-dir-lock.ts";
+import { cliJson, serviceEnv, startService } from "../support/service-process.ts";
 import { tempDir } from "../support/temp-dirs.ts";
 
 const parent = tempDir("svc-claim-");
@@ -47,3 +48,19 @@ test("a new data directory is claimed before the engine starts, and stays empty 
   expect(readdirSync(dataDir)).toEqual(["engine.lock.json"]);
   claim.release();
 });
+
+test("a CLI started while the service migrates a new data directory waits for it, and both succeed", async () => {
+  const dataDir = join(parent, "racing");
+  const env = serviceEnv({ DATA_DIR: dataDir, DATABASE_URL: "" });
+  const starting = startService(env);
+  // As soon as the service has claimed the directory: it is starting its engine or migrating.
+  while (!readdirSync(parent).some((name) => name.includes("racing"))) await Bun.sleep(10);
+  const org = await cliJson(env, "org", "create", "--name", "Early bird", "--type", "agent");
+  const service = await starting;
+  try {
+    expect(org.id).toBeString();
+    expect(service.logs.filter((line) => line.level === "error")).toEqual([]);
+  } finally {
+    await service.stop();
+  }
+}, 120_000);
