@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { serviceRoles } from "./config.ts";
 import type { AppContext } from "./context.ts";
 import { accessIndex } from "./http/access.ts";
 import { openapiPlugin, type RouteWithBody } from "./http/openapi.ts";
@@ -22,8 +23,21 @@ import { resolveModule } from "./modules/resolve/index.ts";
 import { settingsModule } from "./modules/settings/index.ts";
 import { webhooksModule } from "./modules/webhooks/index.ts";
 
-/** The whole HTTP surface; `main.ts` serves it, tests call `app.handle()` on it. */
+/**
+ * A feature only some instances serve (SERVICE_ROLES); elsewhere it is never built
+ * and its paths answer 404. Typed as the feature either way, so the app's type
+ * (and a client derived from it) stays the whole interface.
+ */
+const servedIf = <Feature>(serves: boolean, feature: () => Feature): Feature =>
+  serves ? feature() : (new Elysia() as unknown as Feature);
+
+/**
+ * The HTTP surface of this instance's roles (all by default); `main.ts` serves it,
+ * tests call `app.handle()` on it. /health and /ready are served by every role.
+ */
 export function createApp(ctx: AppContext) {
+  const roles = serviceRoles(ctx.config.SERVICE_ROLES);
+  const api = roles.has("api");
   // Both are built from the routes once they are all declared.
   let index: RouteIndex = { allowedMethods: () => [], accessOf: () => undefined, bodySchemaOf: () => undefined };
   let routes: () => readonly RouteWithBody[] = () => [];
@@ -35,24 +49,24 @@ export function createApp(ctx: AppContext) {
         bodySchemaOf: (m, r) => index.bodySchemaOf(m, r),
       }),
     )
-    .use(openapiPlugin(() => routes()))
+    .use(servedIf(api, () => openapiPlugin(() => routes(), ctx.config)))
     .use(healthModule(ctx))
-    .use(ingestModule(ctx))
-    .use(readsModule(ctx))
-    .use(clickTokensModule(ctx))
-    .use(authModule(ctx))
-    .use(auditModule(ctx))
-    .use(organizationsModule(ctx))
-    .use(accessRequestsModule(ctx))
-    .use(keysModule(ctx))
-    .use(domainsModule(ctx))
-    .use(membersModule(ctx))
-    .use(partnersModule(ctx))
-    .use(settingsModule(ctx))
-    .use(manifestsModule(ctx))
-    .use(delegationsModule(ctx))
-    .use(webhooksModule(ctx))
-    .use(resolveModule(ctx));
+    .use(servedIf(roles.has("ingest"), () => ingestModule(ctx)))
+    .use(servedIf(api, () => readsModule(ctx)))
+    .use(servedIf(api, () => clickTokensModule(ctx)))
+    .use(servedIf(api, () => authModule(ctx)))
+    .use(servedIf(api, () => auditModule(ctx)))
+    .use(servedIf(api, () => organizationsModule(ctx)))
+    .use(servedIf(api, () => accessRequestsModule(ctx)))
+    .use(servedIf(api, () => keysModule(ctx)))
+    .use(servedIf(api, () => domainsModule(ctx)))
+    .use(servedIf(api, () => membersModule(ctx)))
+    .use(servedIf(api, () => partnersModule(ctx)))
+    .use(servedIf(api, () => settingsModule(ctx)))
+    .use(servedIf(api, () => manifestsModule(ctx)))
+    .use(servedIf(api, () => delegationsModule(ctx)))
+    .use(servedIf(api, () => webhooksModule(ctx)))
+    .use(servedIf(api, () => resolveModule(ctx)));
   index = {
     allowedMethods: routeMethodIndex(app.routes),
     accessOf: accessIndex(app.routes),

@@ -125,7 +125,62 @@ const ConfigSchema = T.Object({
   WEBHOOK_ALLOW_LOOPBACK: T.Boolean({ default: false }),
   /** A PEM file of CA certificates trusted for webhook deliveries in addition to the system roots (test receivers). */
   WEBHOOK_CA_FILE: T.Optional(T.String({ minLength: 1 })),
+  /**
+   * What this instance serves (docs/SCALING.md), comma-separated: `ingest` (event and
+   * session ingest), `api` (reads, the control plane, the API docs), `jobs` (the
+   * scheduled work); or `all`, for a single container.
+   */
+  SERVICE_ROLES: T.String({ minLength: 1, default: "all" }),
+  /**
+   * The address emitters send telemetry to, when ingest has its own instances
+   * (`{ingest_url}` of the interface); shown in the API docs. Unset: PUBLIC_BASE_URL.
+   */
+  PUBLIC_INGEST_URL: T.Optional(T.String({ pattern: "^https?://[^/]+$" })),
+  /**
+   * Comma-separated URLs of streaming read replicas of DATABASE_URL: owner and agent
+   * reads and exports go to one that keeps up, the rest stays on the primary.
+   */
+  READ_REPLICA_URLS: T.String({ default: "" }),
+  /** A replica further behind the primary than this (or not answering) is skipped for the primary. */
+  REPLICA_MAX_LAG_SECONDS: T.Integer({ minimum: 1, maximum: 3600, default: 5 }),
 });
+
+export const serviceRoleNames = ["ingest", "api", "jobs"] as const;
+export type ServiceRole = (typeof serviceRoleNames)[number];
+
+/** SERVICE_ROLES as a set; a ConfigError names an unknown role and the allowed ones. */
+export function serviceRoles(text: string): ReadonlySet<ServiceRole> {
+  const names = text
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
+  if (names.length === 1 && names[0] === "all") return new Set(serviceRoleNames);
+  const unknown = names.filter((name) => !(serviceRoleNames as readonly string[]).includes(name));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new ConfigError(
+      `Invalid configuration: SERVICE_ROLES ${JSON.stringify(text)} names ${unknown.length > 0 ? `unknown role ${unknown.map((name) => JSON.stringify(name)).join(", ")}` : "no role"}; use all, or a comma-separated list of ${serviceRoleNames.join(", ")}`,
+    );
+  }
+  return new Set(names as ServiceRole[]);
+}
+
+/** READ_REPLICA_URLS as a list; each must be a postgres:// URL, and replicas need a server. */
+export function replicaUrls(config: Pick<Config, "READ_REPLICA_URLS" | "DATABASE_URL">): string[] {
+  const urls = config.READ_REPLICA_URLS.split(",")
+    .map((url) => url.trim())
+    .filter(Boolean);
+  const bad = urls.findIndex((url) => !/^postgres(ql)?:\/\//.test(url));
+  if (bad >= 0) {
+    // By position: a URL may hold a password.
+    throw new ConfigError(`Invalid configuration: READ_REPLICA_URLS entry ${bad + 1} is not a postgres:// URL`);
+  }
+  if (urls.length > 0 && !config.DATABASE_URL) {
+    throw new ConfigError(
+      "Invalid configuration: READ_REPLICA_URLS needs DATABASE_URL: replicas follow a TimescaleDB server, not the embedded engine",
+    );
+  }
+  return urls;
+}
 
 export type Config = Omit<Static<typeof ConfigSchema>, "PUBLIC_BASE_URL"> & { PUBLIC_BASE_URL: string };
 
@@ -205,6 +260,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError("Invalid configuration: WEBHOOK_SECRET_KEY is not 32 bytes in base64 or base64url");
   }
   if (config.WEBHOOK_CA_FILE !== undefined) readCaFile(config.WEBHOOK_CA_FILE);
+  serviceRoles(config.SERVICE_ROLES);
+  replicaUrls(config);
   return config;
 }
 

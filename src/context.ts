@@ -1,6 +1,7 @@
 import type { Config } from "./config.ts";
 import type { SecretBox } from "./core/secret-box.ts";
 import type { Database } from "./db/client.ts";
+import type { ReadReplicas } from "./db/replicas.ts";
 import type { Sql } from "./db/sql.ts";
 import type { AdmissionGate } from "./http/admission.ts";
 import type { RateLimiter } from "./http/rate-limit.ts";
@@ -15,6 +16,8 @@ export interface AppContext {
   config: Config;
   log: Logger;
   sql: Sql;
+  /** Where owner and agent reads run: a read replica that keeps up, or the primary (`sql`). */
+  readReplicas: ReadReplicas;
   /** The engine's label, the upkeep it needs from the service, and its notifications. */
   db: Pick<Database, "kind" | "maintenance" | "listen">;
   keys: KeyAuthenticator;

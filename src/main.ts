@@ -1,7 +1,8 @@
 import { createApp } from "./app.ts";
-import { ConfigError, listeningBaseUrl, loadConfig } from "./config.ts";
+import { ConfigError, listeningBaseUrl, loadConfig, serviceRoles } from "./config.ts";
 import { DatabaseStartupError } from "./db/startup-errors.ts";
 import { startJobs } from "./jobs/index.ts";
+import { watchForJobRunners } from "./jobs/runner-watch.ts";
 import { createLogger, describeError } from "./log.ts";
 import { startRuntime } from "./runtime.ts";
 
@@ -23,7 +24,9 @@ const { ctx, db } = await startRuntime(config, log).catch((error: unknown) => {
   else log.error("start-up failed", describeError(error));
   process.exit(1);
 });
-const jobs = startJobs(ctx);
+const roles = serviceRoles(config.SERVICE_ROLES);
+const jobs = roles.has("jobs") ? startJobs(ctx) : undefined;
+const jobRunnerWatch = jobs ? undefined : watchForJobRunners(ctx, config.SERVICE_ROLES);
 const app = createApp(ctx).listen({
   port: config.PORT,
   hostname: config.HOST,
@@ -35,7 +38,12 @@ if (!process.env.PUBLIC_BASE_URL && app.server?.port !== undefined) {
   // Links follow the real port (PORT 0 picks one); ctx.config is this same object.
   config.PUBLIC_BASE_URL = listeningBaseUrl(config.HOST, app.server.port);
 }
-log.info("listening", { host: config.HOST, port: app.server?.port, public_base_url: config.PUBLIC_BASE_URL });
+log.info("listening", {
+  host: config.HOST,
+  port: app.server?.port,
+  public_base_url: config.PUBLIC_BASE_URL,
+  roles: [...roles],
+});
 
 // postgres.js 3.4.9 on Bun can throw from a socket callback when the server drops
 // connections mid-write (a restart): "null is not an object (evaluating
@@ -59,7 +67,9 @@ async function shutdown(signal: string) {
   // stop(false) stops accepting and resolves once in-flight requests have finished.
   await Promise.race([app.server?.stop(false), grace]);
   await app.server?.stop(true);
-  await jobs.stop();
+  await jobs?.stop();
+  jobRunnerWatch?.stop();
+  await ctx.readReplicas.close();
   await db.close();
   log.info("stopped");
   process.exit(0);

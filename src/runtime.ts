@@ -1,9 +1,10 @@
-import type { Config } from "./config.ts";
+import { type Config, replicaUrls } from "./config.ts";
 import type { AppContext } from "./context.ts";
 import { ingestLimits } from "./core/ingest-limits.ts";
 import type { SecretBox } from "./core/secret-box.ts";
 import { type Database, openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
+import { ReadReplicas } from "./db/replicas.ts";
 import { AdmissionGate } from "./http/admission.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
 import type { Logger } from "./log.ts";
@@ -24,6 +25,13 @@ export function buildContext(
     config,
     log,
     sql: db.sql,
+    readReplicas: new ReadReplicas(
+      db.sql,
+      replicaUrls(config),
+      config.DATABASE_POOL_SIZE,
+      config.REPLICA_MAX_LAG_SECONDS,
+      log,
+    ),
     db,
     keys: new KeyAuthenticator(db.sql, log, config.KEY_CACHE_TTL_SECONDS),
     rateLimiter: RateLimiter.fromConfig(config),
@@ -59,6 +67,7 @@ export async function startRuntime(
     }
     const ctx = buildContext(config, log, db, webhookSecrets);
     await ctx.keys.followChanges(db.listen);
+    await ctx.readReplicas.start();
     return { ctx, db };
   } catch (error) {
     await db.close();

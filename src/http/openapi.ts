@@ -2,6 +2,7 @@ import { openapi } from "@elysiajs/openapi";
 import { FormatRegistry } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import { fullFormats } from "elysia/type-system/format";
+import type { Config } from "../config.ts";
 import { problemCodes } from "../core/problem.ts";
 import { sessionCookieName } from "./credentials.ts";
 import { openapiUiAssetPath, openapiUiAssets } from "./openapi-ui-assets.ts";
@@ -21,13 +22,20 @@ export interface RouteWithBody {
   hooks: { body?: unknown };
 }
 
+interface OpenApiServer {
+  url: string;
+  description: string;
+}
+
 interface OpenApiOperation {
   tags?: string[];
+  servers?: OpenApiServer[];
   requestBody?: { content?: Record<string, unknown> };
   responses?: Record<string, unknown>;
 }
 
 interface OpenApiDocument {
+  servers?: OpenApiServer[];
   paths?: Record<string, Record<string, OpenApiOperation>>;
   components?: { schemas?: Record<string, unknown> };
 }
@@ -111,14 +119,41 @@ export function fillJsonRequestBodies(document: OpenApiDocument, routes: readonl
   }
 }
 
+/**
+ * The interface's two base addresses: `{base_url}` for reads and the control
+ * plane, `{ingest_url}` for event and session ingest (the Ingest operations say
+ * so themselves). Read when the document is served: PUBLIC_BASE_URL follows the
+ * listening port, which is known only once the service listens.
+ */
+export function addServers(
+  document: OpenApiDocument,
+  urls: Pick<Config, "PUBLIC_BASE_URL" | "PUBLIC_INGEST_URL">,
+): void {
+  const base = { url: urls.PUBLIC_BASE_URL, description: "{base_url}: reads and the control plane" };
+  const ingest = {
+    url: urls.PUBLIC_INGEST_URL ?? urls.PUBLIC_BASE_URL,
+    description: "{ingest_url}: event and session ingest",
+  };
+  document.servers = [base, ingest];
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      if (operation.tags?.includes("Ingest")) operation.servers = [ingest];
+    }
+  }
+}
+
 const specPath = "/openapi/json";
 
-export const openapiPlugin = (routes: () => readonly RouteWithBody[]) =>
+export const openapiPlugin = (
+  routes: () => readonly RouteWithBody[],
+  urls: Pick<Config, "PUBLIC_BASE_URL" | "PUBLIC_INGEST_URL">,
+) =>
   new Elysia({ name: "openapi-json-bodies" })
     .onAfterHandle({ as: "global" }, ({ path, response }) => {
       if (path === specPath && response && typeof response === "object") {
         fillJsonRequestBodies(response as OpenApiDocument, routes());
         addProblemResponses(response as OpenApiDocument);
+        addServers(response as OpenApiDocument, urls);
       }
     })
     .use(openapiUiAssets)

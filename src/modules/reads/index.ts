@@ -54,107 +54,101 @@ const exportDetail = {
 
 /** The five reads of one view: summary, events, URLs, timeseries and export. */
 const readRoutes = (ctx: AppContext, view: ReadView) => {
-  // Year-long reads share the database with ingest: each is cut off at READ_STATEMENT_TIMEOUT_MS.
-  const timed = <T>(read: (sql: Sql) => Promise<T>) =>
-    withStatementTimeout(ctx.sql, ctx.config.READ_STATEMENT_TIMEOUT_MS, read);
   const queries = readQueries[view];
   const { prefix, tag, of } = views[view];
-  return (
-    new Elysia({ name: `reads.${view}`, prefix, detail: { tags: [tag] } })
-      .use(accessPlugin(ctx))
-      .use(readScope(ctx))
-      // Every figure of the read includes what was acknowledged before this moment.
-      .resolve(({ set }) => {
-        const asOf = new Date().toISOString();
-        set.headers["x-data-as-of"] = asOf;
-        return { asOf };
-      })
-      .get(
-        "/summary",
-        async ({ scope, query, asOf }) => ({
-          ...(await timed((sql) => summarize(sql, scope, parseRange(query)))),
-          as_of: asOf,
+  return new Elysia({ name: `reads.${view}`, prefix, detail: { tags: [tag] } })
+    .use(accessPlugin(ctx))
+    .use(readScope(ctx))
+    .resolve(({ set }) => ({
+      /**
+       * Runs the read on a replica that keeps up, or the primary (src/db/replicas.ts),
+       * cut off at READ_STATEMENT_TIMEOUT_MS (year-long reads share the database with
+       * ingest), and says up to when it includes every acknowledged event.
+       */
+      timed: <T extends object>(read: (sql: Sql) => Promise<T>) =>
+        ctx.readReplicas.read(async (target) => {
+          const result = await withStatementTimeout(target.sql, ctx.config.READ_STATEMENT_TIMEOUT_MS, read);
+          const asOf = target.asOf.toISOString();
+          set.headers["x-data-as-of"] = asOf;
+          return { ...result, as_of: asOf };
         }),
-        {
-          key: "telemetry:read",
-          read: view,
-          query: queries.summary,
-          response: Summary,
-          detail: { summary: `Totals, sessions, event types, sources and agents of ${of} over a period` },
+    }))
+    .get("/summary", ({ scope, query, timed }) => timed((sql) => summarize(sql, scope, parseRange(query))), {
+      key: "telemetry:read",
+      read: view,
+      query: queries.summary,
+      response: Summary,
+      detail: { summary: `Totals, sessions, event types, sources and agents of ${of} over a period` },
+    })
+    .get(
+      "/events",
+      ({ scope, query, timed }) => {
+        const { limit, offset } = pageOf(query, eventsPage);
+        const filter = { signature_status: query.signature_status };
+        return timed((sql) => listEvents(sql, scope, parseRange(query), filter, limit, offset));
+      },
+      {
+        key: "telemetry:read",
+        read: view,
+        query: queries.events,
+        response: EventPage,
+        detail: { summary: `Events of ${of}, newest first (page size at most ${eventsPage.maxLimit})` },
+      },
+    )
+    .get(
+      "/urls",
+      ({ scope, query, timed }) => {
+        const { limit, offset } = pageOf(query, urlsPage);
+        return timed((sql) => listUrls(sql, scope, parseRange(query), limit, offset));
+      },
+      {
+        key: "telemetry:read",
+        read: view,
+        query: queries.urls,
+        response: UrlPage,
+        detail: {
+          summary: `Per-URL metrics of ${of} by total_events descending, then URL (page size at most ${urlsPage.maxLimit})`,
         },
-      )
-      .get(
-        "/events",
-        async ({ scope, query, asOf }) => {
-          const { limit, offset } = pageOf(query, eventsPage);
-          const filter = { signature_status: query.signature_status };
-          return {
-            ...(await timed((sql) => listEvents(sql, scope, parseRange(query), filter, limit, offset))),
-            as_of: asOf,
-          };
+      },
+    )
+    .get(
+      "/timeseries",
+      ({ scope, query, timed }) => {
+        const interval = query.interval ?? "day";
+        return timed((sql) => timeseries(sql, scope, parseTimeseriesRange(query, interval), interval));
+      },
+      {
+        key: "telemetry:read",
+        read: view,
+        query: queries.timeseries,
+        response: Timeseries,
+        detail: {
+          summary: `Events per bucket and type, and sessions per bucket, of ${of} (non-empty buckets only)`,
+          description: `interval hour, day (default), week or month (UTC). One request spans at most ${maxTimeseriesBuckets} buckets of its interval (400 naming since otherwise).`,
         },
-        {
-          key: "telemetry:read",
-          read: view,
-          query: queries.events,
-          response: EventPage,
-          detail: { summary: `Events of ${of}, newest first (page size at most ${eventsPage.maxLimit})` },
-        },
-      )
-      .get(
-        "/urls",
-        async ({ scope, query, asOf }) => {
-          const { limit, offset } = pageOf(query, urlsPage);
-          return { ...(await timed((sql) => listUrls(sql, scope, parseRange(query), limit, offset))), as_of: asOf };
-        },
-        {
-          key: "telemetry:read",
-          read: view,
-          query: queries.urls,
-          response: UrlPage,
-          detail: {
-            summary: `Per-URL metrics of ${of} by total_events descending, then URL (page size at most ${urlsPage.maxLimit})`,
-          },
-        },
-      )
-      .get(
-        "/timeseries",
-        async ({ scope, query, asOf }) => {
-          const interval = query.interval ?? "day";
-          return {
-            ...(await timed((sql) => timeseries(sql, scope, parseTimeseriesRange(query, interval), interval))),
-            as_of: asOf,
-          };
-        },
-        {
-          key: "telemetry:read",
-          read: view,
-          query: queries.timeseries,
-          response: Timeseries,
-          detail: {
-            summary: `Events per bucket and type, and sessions per bucket, of ${of} (non-empty buckets only)`,
-            description: `interval hour, day (default), week or month (UTC). One request spans at most ${maxTimeseriesBuckets} buckets of its interval (400 naming since otherwise).`,
-          },
-        },
-      )
-      .get(
-        "/export",
-        ({ scope, query, headers }) =>
-          exportResponse(
-            ctx.sql,
-            scope,
-            parseRange(query),
-            { signature_status: query.signature_status },
-            exportFormat(query.format, headers.accept),
-          ),
-        {
-          key: "telemetry:read",
-          read: view,
-          query: queries.export,
-          detail: { summary: `Export the events of ${of}`, ...exportDetail },
-        },
-      )
-  );
+      },
+    )
+    .get(
+      "/export",
+      ({ scope, query, headers, set }) => {
+        // Streamed page by page: the whole export reads from one target.
+        const target = ctx.readReplicas.pick();
+        set.headers["x-data-as-of"] = target.asOf.toISOString();
+        return exportResponse(
+          target.sql,
+          scope,
+          parseRange(query),
+          { signature_status: query.signature_status },
+          exportFormat(query.format, headers.accept),
+        );
+      },
+      {
+        key: "telemetry:read",
+        read: view,
+        query: queries.export,
+        detail: { summary: `Export the events of ${of}`, ...exportDetail },
+      },
+    );
 };
 
 /**
