@@ -18,7 +18,8 @@ interface ReplicaState {
   includesUpTo?: Date;
   /** When the last check succeeded. */
   checkedAt?: number;
-  everUsable?: boolean;
+  /** Usable at the last check; a change is logged. */
+  inUse?: boolean;
 }
 
 const checkIntervalMs = 1000;
@@ -91,7 +92,10 @@ export class ReadReplicas {
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
       const replica = this.replicas[target.replica - 1];
-      if (replica) replica.checkedAt = undefined;
+      if (replica) {
+        replica.checkedAt = undefined;
+        replica.inUse = false;
+      }
       this.log.warn("read replica failed: read again on the primary", {
         replica: target.replica,
         error: String(error),
@@ -131,7 +135,6 @@ export class ReadReplicas {
   }
 
   private async checkReplica(replica: ReplicaState, primaryLsn: string, primaryAt: Date): Promise<void> {
-    const wasUsable = this.usable(replica);
     let problem: string | undefined;
     try {
       const [state] = await replica.sql<{ caught_up: boolean | null; replayed_at: Date | null; standby: boolean }[]>`
@@ -151,14 +154,15 @@ export class ReadReplicas {
     }
     // Logged when it changes, not every second.
     const usable = this.usable(replica);
-    if (wasUsable && !usable) {
+    if (replica.inUse && !usable) {
       this.log.warn("read replica skipped: reads go to the primary", {
         replica: replica.position,
         reason: problem ?? `more than ${this.maxLagSeconds} s behind`,
       });
-    } else if (!wasUsable && usable && replica.everUsable) {
+    } else if (replica.inUse === false && usable) {
       this.log.info("read replica back in use", { replica: replica.position });
     }
-    replica.everUsable ||= usable;
+    // Not usable at start is said once by start().
+    replica.inUse = usable;
   }
 }
