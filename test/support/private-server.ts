@@ -14,8 +14,9 @@ import { tempDir } from "./temp-dirs.ts";
 const tsdbScripts = process.env.TSDB_SCRIPTS ?? join(import.meta.dir, "../../../shared/tsdb");
 const pgCtl = "/usr/lib/postgresql/15/bin/pg_ctl";
 
-export const privateServerAvailable =
-  Boolean(process.env.TEST_DATABASE_URL) && existsSync(join(tsdbScripts, "start.sh"));
+/** ../shared/tsdb (or TSDB_SCRIPTS) is there to start servers with. */
+export const tsdbScriptsAvailable = existsSync(join(tsdbScripts, "start.sh"));
+export const privateServerAvailable = Boolean(process.env.TEST_DATABASE_URL) && tsdbScriptsAvailable;
 
 export interface PrivateServer {
   /** A fresh database on it, `svc`, for the service under test. */
