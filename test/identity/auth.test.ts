@@ -47,6 +47,31 @@ describe("magic-link sign-in", () => {
     expect(res.body.user.id).toBe(first.userId);
   });
 
+  test("in a browser the link lands on a page that signs in and says so; a spent link says it cannot be used", async () => {
+    const email = uniqueEmail("browser");
+    const token = await requestLink(email);
+    const link = `${base}/magic-link/verify?token=${encodeURIComponent(token)}`;
+    const browser = { headers: { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" } };
+    const page = await callIdentity("GET", link, browser);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(page.body).toContain("<h1>You are signed in</h1>");
+    expect(page.body).toContain(`Signed in as <strong>${email}</strong>`);
+    const session = /svc_session=([^;]+)/.exec(page.headers.get("set-cookie") ?? "")?.[1];
+    expect(session).toMatch(/^sess_/);
+    const whoami = await callIdentity("GET", `${base}/session`, { session });
+    expect(whoami.body.user.email).toBe(email);
+
+    const again = await callIdentity("GET", link, browser);
+    expect(again.status).toBe(401);
+    expect(again.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(again.body).toContain("<h1>This sign-in link cannot be used</h1>");
+    expect(again.body).toContain("the sign-in link is unknown, expired or already used.");
+    // An API client asking for JSON still gets the problem document.
+    const json = await callIdentity("GET", link, { headers: { accept: "application/json" } });
+    expect([json.status, json.body.code]).toEqual([401, "unauthorized"]);
+  });
+
   test("an address gets at most five links per link lifetime", async () => {
     const email = uniqueEmail();
     for (let i = 0; i < 5; i++) await requestLink(email);

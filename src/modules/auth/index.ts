@@ -1,12 +1,15 @@
 import { Elysia, t } from "elysia";
 import { parseOidcProviders } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
+import { ProblemError } from "../../core/problem.ts";
+import { prefersHtml } from "../../http/accept.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { clearedSessionCookie, sessionCookie } from "../../http/credentials.ts";
 import { consumeMagicLink, sendMagicLink } from "./magic-link.ts";
 import { MagicLinkRequest, MagicLinkVerify, OidcCallbackQuery, OidcProviderParams, SignedIn, WhoAmI } from "./model.ts";
 import { OidcSignIn } from "./oidc.ts";
 import { type IssuedSession, revokeSession } from "./sessions.ts";
+import { signedInPage, signInFailedPage } from "./sign-in-page.ts";
 import type { User } from "./users.ts";
 
 /** The response of every successful sign-in: the session in the body and as an HttpOnly cookie. */
@@ -52,12 +55,35 @@ export const authModule = (ctx: AppContext) => {
         },
       },
     )
-    .get("/magic-link/verify", ({ query, set }) => spendMagicLink(query.token, set), {
-      public: "by_address",
-      query: MagicLinkVerify,
-      response: SignedIn,
-      detail: { summary: "Follow a sign-in link: spends the token and starts a session" },
-    })
+    .get(
+      "/magic-link/verify",
+      async ({ query, set, headers }) => {
+        if (!prefersHtml(headers.accept)) return spendMagicLink(query.token, set);
+        // A person following the link in a browser: the same sign-in, said in a page.
+        const html = (body: string, status: number) =>
+          new Response(body, {
+            status,
+            headers: { ...(set.headers as Record<string, string>), "content-type": "text/html; charset=utf-8" },
+          });
+        try {
+          const { user, expires_at } = await spendMagicLink(query.token, set);
+          return html(signedInPage(user.email, new Date(expires_at).toISOString()), 200);
+        } catch (error) {
+          if (error instanceof ProblemError) return html(signInFailedPage(error.detail ?? error.title), error.status);
+          throw error;
+        }
+      },
+      {
+        public: "by_address",
+        query: MagicLinkVerify,
+        response: SignedIn,
+        detail: {
+          summary: "Follow a sign-in link: spends the token and starts a session",
+          description:
+            "A browser (Accept preferring text/html) gets a small HTML page saying what happened, with the session cookie set; API clients get the JSON below.",
+        },
+      },
+    )
     .post("/magic-link/verify", ({ body, set }) => spendMagicLink(body.token, set), {
       public: "by_address",
       body: MagicLinkVerify,

@@ -1,4 +1,5 @@
 import type { Sql } from "../../db/sql.ts";
+import { acceptQuality } from "../../http/accept.ts";
 import { type EventFilter, eventItemFields, type toEventItem } from "./events.ts";
 import type { Range } from "./read-context.ts";
 import type { ReadScope } from "./scope.ts";
@@ -11,26 +12,14 @@ const contentTypes: Record<ExportFormat, string> = {
   csv: "text/csv; charset=utf-8",
 };
 
-/** The quality (`q`) the Accept header gives `mediaType`, 0 when it does not list it. */
-function acceptQuality(accept: string, mediaType: string): number {
-  for (const range of accept.split(",")) {
-    const [type, ...params] = range.split(";").map((part) => part.trim().toLowerCase());
-    if (type !== mediaType) continue;
-    const q = params.find((param) => param.startsWith("q="));
-    const quality = q === undefined ? 1 : Number(q.slice(2));
-    return Number.isFinite(quality) ? quality : 0;
-  }
-  return 0;
-}
-
 /**
  * `format=` wins; otherwise the Accept header: CSV when it prefers text/csv to
  * application/x-ndjson (`text/csv;q=0` refuses CSV); NDJSON by default.
  */
 export function exportFormat(format: ExportFormat | undefined, accept: string | undefined): ExportFormat {
   if (format) return format;
-  const csv = acceptQuality(accept ?? "", "text/csv");
-  return csv > 0 && csv > acceptQuality(accept ?? "", "application/x-ndjson") ? "csv" : "ndjson";
+  const csv = acceptQuality(accept, "text/csv");
+  return csv > 0 && csv > acceptQuality(accept, "application/x-ndjson") ? "csv" : "ndjson";
 }
 
 type EventItem = ReturnType<typeof toEventItem>;

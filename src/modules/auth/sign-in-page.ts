@@ -1,0 +1,43 @@
+/** The small HTML pages a sign-in link lands on in a browser; API clients asking for JSON get JSON. */
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(title)} · Content Telemetry</title>
+<style>
+  body { font: 16px/1.5 system-ui, sans-serif; color: #1a1a1a; background: #fafafa; margin: 0; }
+  main { max-width: 32rem; margin: 15vh auto; padding: 2rem; background: #fff; border: 1px solid #ddd; border-radius: 8px; }
+  h1 { font-size: 1.4rem; margin: 0 0 1rem; }
+  code { background: #f0f0f0; padding: 0 .25rem; border-radius: 3px; }
+</style>
+</head>
+<body><main>
+<h1>${escapeHtml(title)}</h1>
+${body}
+</main></body>
+</html>
+`;
+}
+
+export function signedInPage(email: string, expiresAt: string): string {
+  return page(
+    "You are signed in",
+    `<p>Signed in as <strong>${escapeHtml(email)}</strong>. This browser keeps the session (a cookie) until ${escapeHtml(expiresAt)}.</p>
+<p>You can close this page. The API is described at <a href="/openapi">/openapi</a>.</p>`,
+  );
+}
+
+export function signInFailedPage(detail: string): string {
+  return page(
+    "This sign-in link cannot be used",
+    `<p>${escapeHtml(detail)}.</p>
+<p>Each link works once, for a limited time. Ask for a new one: <code>POST /api/v1/identity/auth/magic-link</code> with your e-mail address.</p>`,
+  );
+}
