@@ -18,14 +18,18 @@ export function isJsonContentType(contentType: string | null): boolean {
 /**
  * Reads a request body as strict JSON: at most `limits.maxBytes` (checked while it
  * streams in, after decompression), in time, valid UTF-8, and a JSON text. Every
- * failure is a 4xx problem, never a 500.
+ * failure is a 4xx problem, never a 500. An empty body is `empty` where the route
+ * takes one (every field optional), otherwise refused.
  */
-export async function readJsonBody(request: Request, limits: BodyLimits): Promise<unknown> {
+export async function readJsonBody(request: Request, limits: BodyLimits, empty?: object): Promise<unknown> {
   if (!isJsonContentType(request.headers.get("content-type"))) {
     throw problem("unsupported_media_type", "request bodies must be JSON: send Content-Type: application/json");
   }
   const bytes = await readBoundedBody(request, limits);
-  if (bytes.byteLength === 0) throw problem("empty_body", "request body is empty; a JSON document is required");
+  if (bytes.byteLength === 0) {
+    if (empty) return empty;
+    throw problem("empty_body", "request body is empty; a JSON document is required");
+  }
   rawBodies.set(request, bytes);
   let text: string;
   try {

@@ -1,8 +1,9 @@
 import type { TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { overLongArrays } from "../core/array-bounds.ts";
-import { invalid } from "../core/problem.ts";
+import { invalid, problem } from "../core/problem.ts";
 import { describeError } from "../log.ts";
 import { type Access, AccessResolver } from "./access.ts";
 import { internalError, problemFor } from "./errors.ts";
@@ -13,6 +14,18 @@ import { refuseNulInQuery } from "./query-text.ts";
 const requestIds = new WeakMap<Request, string>();
 const requestStarts = new WeakMap<Request, number>();
 const acceptableRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
+
+const emptyObjectAccepted = new WeakMap<TSchema, boolean>();
+
+/** Whether `{}` is a valid body: every field optional. Checked once per schema. */
+function acceptsEmptyObject(schema: TSchema): boolean {
+  let accepted = emptyObjectAccepted.get(schema);
+  if (accepted === undefined) {
+    accepted = Value.Check(schema, {});
+    emptyObjectAccepted.set(schema, accepted);
+  }
+  return accepted;
+}
 
 function hasNoBody(request: Request): boolean {
   return (
@@ -55,12 +68,17 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
         requestStarts.set(request, performance.now());
         set.headers["x-request-id"] = id;
       })
-      // A bodiless request (POST …/approve, …/sign-out) is left unparsed; routes with a body schema then answer 400.
+      // A bodiless request (POST …/approve, …/sign-out) is left unparsed; where the route takes a body it is
+      // 400 empty_body, unless every field of that body is optional: then no body (or an empty one) means {}.
       .onParse({ as: "global" }, async (context) => {
         await admitEarly(context);
-        if (hasNoBody(context.request)) return undefined;
-        const body = await readJsonBody(context.request, bodyLimits);
         const schema = routes.bodySchemaOf(context.request.method, context.route);
+        const empty = schema && acceptsEmptyObject(schema) ? {} : undefined;
+        if (hasNoBody(context.request)) {
+          if (schema && !empty) throw problem("empty_body", "request body is empty; a JSON document is required");
+          return empty;
+        }
+        const body = await readJsonBody(context.request, bodyLimits, empty);
         const overLong = schema ? overLongArrays(schema, body) : [];
         if (overLong.length > 0) {
           throw invalid(`the request body is invalid: ${overLong.map((e) => e.path).join(", ")}`, overLong);
