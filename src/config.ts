@@ -1,8 +1,12 @@
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { type Static, Type as T } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { Cron } from "croner";
 import { decodeSecretBoxKey } from "./core/secret-box.ts";
+
+/** `data/` beside package.json, found from this file, not from the working directory. */
+export const defaultDataDir = join(import.meta.dir, "..", "data");
 
 /**
  * Every setting the service reads from the environment, parsed once at start.
@@ -12,7 +16,12 @@ const ConfigSchema = T.Object({
   PORT: T.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: T.String({ minLength: 1, default: "0.0.0.0" }),
   DATABASE_URL: T.Optional(T.String({ pattern: "^postgres(ql)?://" })),
-  DATA_DIR: T.String({ minLength: 1, default: "./data" }),
+  /**
+   * The embedded engine's data directory. Unset: `data/` in the project's own
+   * directory, wherever the service or the CLI is started from, so both find the
+   * same database. A relative path given is taken from the working directory.
+   */
+  DATA_DIR: T.String({ minLength: 1, default: defaultDataDir }),
   DATABASE_POOL_SIZE: T.Integer({ minimum: 1, maximum: 100, default: 10 }),
   /** How long start-up waits for a server that is not up yet (refused, starting) before it gives up. */
   DATABASE_CONNECT_WAIT_SECONDS: T.Integer({ minimum: 0, maximum: 600, default: 30 }),

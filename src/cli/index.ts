@@ -1,6 +1,8 @@
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/client.ts";
+import { wouldCreateDatabase } from "../db/data-dir-lock.ts";
 import { migrate } from "../db/migrate.ts";
 import { createLogger } from "../log.ts";
 import { type Command, UsageError } from "./command.ts";
@@ -52,6 +54,12 @@ async function main(argv: string[]): Promise<number> {
     }
     const config = loadConfig();
     const log = createLogger("warn", { service: "cli" });
+    if (!config.DATABASE_URL && wouldCreateDatabase(config.DATA_DIR)) {
+      // Most often a CLI pointed somewhere other than the service's database.
+      console.error(
+        `warning: no database in ${resolve(config.DATA_DIR)} yet: creating a new, empty one. If the service uses another, set DATA_DIR (or DATABASE_URL) to it.`,
+      );
+    }
     db = await openDatabase(config, log, { shareRunning: true });
     if (!command.migrates) await migrate(db.sql, log);
     const result = await command.run(db.sql, parsed);

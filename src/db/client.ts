@@ -1,7 +1,7 @@
 import postgres from "postgres";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
-import { claimDataDir, runningEngine } from "./data-dir-lock.ts";
+import { claimDataDir, runningEngine, wouldCreateDatabase } from "./data-dir-lock.ts";
 import { startEmbeddedEngine } from "./embedded.ts";
 import { embeddedMaintenance, type MaintenanceJob } from "./maintenance.ts";
 import type { DatabaseKind, Listen, Sql } from "./sql.ts";
@@ -120,6 +120,7 @@ export async function openDatabase(
       close: () => sql.end({ timeout: 5 }),
     };
   }
+  if (dataDir && wouldCreateDatabase(dataDir)) log.info("creating a new embedded database", { data_dir: dataDir });
   // Claimed before the engine starts, so a CLI started meanwhile waits for this
   // engine instead of opening a second one (data-dir-lock.ts).
   const claim = dataDir ? claimDataDir(dataDir) : undefined;

@@ -79,6 +79,11 @@ function holdsCluster(dataDir: string): boolean {
   return existsSync(join(dataDir, "PG_VERSION"));
 }
 
+/** Whether opening `dataDir` would create a new, empty database: none there, and no live process creating one. */
+export function wouldCreateDatabase(dataDir: string): boolean {
+  return !holdsCluster(dataDir) && !readRecord(dataDir);
+}
+
 /**
  * Takes `dataDir` for this process before its engine starts (atomically: a live
  * claimant elsewhere wins), beside the directory when it holds no cluster yet.

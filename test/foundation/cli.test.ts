@@ -1,6 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { cli } from "../support/cli.ts";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../../src/config.ts";
+import { cli, runCli } from "../support/cli.ts";
 import { testRuntime } from "../support/runtime.ts";
+import { tempDir } from "../support/temp-dirs.ts";
 
 const jsonOf = (out: { stdout: string }) => JSON.parse(out.stdout);
 
@@ -90,4 +94,21 @@ describe("operator CLI", () => {
     expect(out.exitCode).toBe(2);
     expect(jsonOf(out)).toEqual({ error: "--org must be a UUID" });
   });
+});
+
+describe("the CLI on the embedded engine", () => {
+  const embedded = (dataDir: string) => ({ cwd: tmpdir(), env: { DATABASE_URL: "", DATA_DIR: dataDir } });
+
+  test("finds DATA_DIR's default beside the project, not in the working directory", () => {
+    expect(loadConfig({}).DATA_DIR).toBe(join(import.meta.dir, "../../data"));
+  });
+
+  test("warns when it is about to create a new database, and only then", async () => {
+    const dataDir = join(tempDir("svc-cli-"), "fresh");
+    const first = await runCli(embedded(dataDir), "org", "create", "--name", "New", "--type", "agent");
+    expect(first.exitCode).toBe(0);
+    expect(first.stderr).toContain(`warning: no database in ${dataDir} yet: creating a new, empty one.`);
+    const second = await runCli(embedded(dataDir), "key", "list", "--org", crypto.randomUUID());
+    expect(second.stderr).not.toContain("warning");
+  }, 60_000);
 });

@@ -1,11 +1,12 @@
 import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 
 describe("config", () => {
   test("defaults apply when nothing is set", () => {
     const config = loadConfig({});
     expect(config.PORT).toBe(3000);
-    expect(config.DATA_DIR).toBe("./data");
+    expect(config.DATA_DIR).toBe(join(import.meta.dir, "../../data"));
     expect(config.DATABASE_URL).toBeUndefined();
     expect(config.LOG_LEVEL).toBe("info");
   });

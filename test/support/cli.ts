@@ -3,11 +3,11 @@ import { testRuntime } from "./runtime.ts";
 
 const cliPath = join(import.meta.dir, "../../src/cli/index.ts");
 
-/** Runs the operator CLI as a real process against the test database. */
-export async function cli(...args: string[]) {
-  const { db } = await testRuntime();
+/** Runs the operator CLI as a real process, with these environment variables over the test's own. */
+export async function runCli(options: { env: Record<string, string>; cwd?: string }, ...args: string[]) {
   const proc = Bun.spawn([process.execPath, cliPath, ...args], {
-    env: { ...process.env, DATABASE_URL: db.url },
+    cwd: options.cwd,
+    env: { ...process.env, ...options.env },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -17,4 +17,10 @@ export async function cli(...args: string[]) {
     proc.exited,
   ]);
   return { stdout, stderr, exitCode };
+}
+
+/** Runs the operator CLI as a real process against the test database. */
+export async function cli(...args: string[]) {
+  const { db } = await testRuntime();
+  return runCli({ env: { DATABASE_URL: db.url } }, ...args);
 }
