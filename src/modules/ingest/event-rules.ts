@@ -9,7 +9,7 @@ import { Event, type EventType, eventSchemas, eventTypes, type SourceRole, sourc
 export type EventInput = Static<typeof Event>;
 
 /** Who may report each type (the interface's type × source_role table). */
-const allowedRoles: Record<EventType, readonly SourceRole[]> = {
+export const allowedRoles: Record<EventType, readonly SourceRole[]> = {
   content_retrieved: sourceRoles,
   content_grounded: ["agent"],
   content_cited: ["agent"],
