@@ -3,11 +3,11 @@ import { join } from "node:path";
 import { problemCodes } from "../../src/core/problem.ts";
 import { call } from "../support/http.ts";
 
-const readme = await Bun.file(join(import.meta.dir, "../../README.md")).text();
+const errorsGuide = await Bun.file(join(import.meta.dir, "../../docs/errors.md")).text();
 
-test("every problem code is listed in the README with its status", () => {
+test("every problem code is listed in docs/errors.md with its status", () => {
   const missing = Object.entries(problemCodes)
-    .filter(([code, { status }]) => !readme.includes(`| ${status} | \`${code}\` |`))
+    .filter(([code, { status }]) => !errorsGuide.includes(`| ${status} | \`${code}\` |`))
     .map(([code]) => code);
   expect(missing).toEqual([]);
 });
