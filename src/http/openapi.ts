@@ -1,10 +1,12 @@
 import { openapi } from "@elysiajs/openapi";
-import { FormatRegistry } from "@sinclair/typebox";
+import { FormatRegistry, type TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import { Elysia, t } from "elysia";
 import { fullFormats } from "elysia/type-system/format";
 import type { Config } from "../config.ts";
 import { problemCodes } from "../core/problem.ts";
 import { sessionCookieName } from "./credentials.ts";
+import { type DocumentedOperation, documentOperation } from "./openapi-examples.ts";
 import { openapiUiAssetPath, openapiUiAssets } from "./openapi-ui-assets.ts";
 
 // @elysiajs/openapi registers Zod-backed checks for TypeBox's string formats when
@@ -30,7 +32,7 @@ interface OpenApiServer {
 interface OpenApiOperation {
   tags?: string[];
   servers?: OpenApiServer[];
-  requestBody?: { content?: Record<string, unknown> };
+  requestBody?: { content?: Record<string, unknown>; required?: boolean };
   responses?: Record<string, unknown>;
 }
 
@@ -116,6 +118,8 @@ export function fillJsonRequestBodies(document: OpenApiDocument, routes: readonl
     if (requestBody && Object.keys(requestBody.content ?? {}).length === 0) {
       requestBody.content = { "application/json": { schema: route.hooks.body } };
     }
+    // No body at all is {} where every field is optional (src/http/plugin.ts).
+    if (requestBody && Value.Check(route.hooks.body as TSchema, {})) requestBody.required = false;
   }
 }
 
@@ -154,6 +158,11 @@ export const openapiPlugin = (
         fillJsonRequestBodies(response as OpenApiDocument, routes());
         addProblemResponses(response as OpenApiDocument);
         addServers(response as OpenApiDocument, urls);
+        for (const operations of Object.values((response as OpenApiDocument).paths ?? {})) {
+          for (const operation of Object.values(operations)) {
+            documentOperation(operation as DocumentedOperation, operation.tags ?? []);
+          }
+        }
       }
     })
     .use(openapiUiAssets)

@@ -49,3 +49,35 @@ test("every operation has a summary", async () => {
   );
   expect(missing).toEqual([]);
 });
+
+test("every operation says who may call it, shows examples of its body and its answer, and lists its problem codes", async () => {
+  const doc = await call("GET", "/openapi/json");
+  const gaps: string[] = [];
+  for (const [path, operations] of Object.entries(doc.body.paths as Record<string, Record<string, any>>)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const name = `${method.toUpperCase()} ${path}`;
+      const access = operation["x-access"];
+      if (!access) gaps.push(`${name}: no declared access`);
+      else if (access.kind !== "public" && !(operation.security?.length > 0)) gaps.push(`${name}: no security`);
+      const body = operation.requestBody?.content?.["application/json"];
+      if (body && body.example === undefined) gaps.push(`${name}: no request example`);
+      for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
+        const json = response.content?.["application/json"];
+        if (status.startsWith("2") && json && json.example === undefined) gaps.push(`${name}: no ${status} example`);
+      }
+      if (access && access.kind !== "public" && !operation.responses["401"]?.description.includes("`unauthorized`"))
+        gaps.push(`${name}: 401 not listed`);
+      if (!operation.responses["503"]?.description.includes("`database_unavailable`"))
+        gaps.push(`${name}: 503 not listed`);
+    }
+  }
+  expect(gaps).toEqual([]);
+  // What the codes are derived from: a key route's scope, an org route's roles.
+  const mint = doc.body.paths["/api/v1/identity/keys"].post;
+  expect(mint.responses["403"].description).toContain("`role_required`");
+  expect(mint.requestBody.required).toBe(false);
+  const ingest = doc.body.paths["/events"].post;
+  expect(ingest.responses["403"].description).toContain("`missing_scope`");
+  expect(ingest.responses["503"].description).toContain("`ingest_overloaded`");
+  expect(ingest.requestBody.content["application/json"].example.events[0].type).toBe("content_retrieved");
+});

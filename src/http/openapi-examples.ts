@@ -1,0 +1,175 @@
+import { type ProblemCode, problemCodes } from "../core/problem.ts";
+import type { Access } from "./access.ts";
+
+/**
+ * What the OpenAPI document says of each operation beyond its schemas: an
+ * example of its request body and of each success response, built from the
+ * schemas, and the problem codes it can answer with, from the access it declares
+ * and the parameters it takes.
+ */
+
+interface JsonSchema {
+  type?: string | string[];
+  const?: unknown;
+  enum?: unknown[];
+  anyOf?: JsonSchema[];
+  format?: string;
+  pattern?: string;
+  description?: string;
+  minimum?: number;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  example?: unknown;
+  examples?: unknown[];
+}
+
+interface MediaType {
+  schema?: JsonSchema;
+  example?: unknown;
+}
+
+export interface DocumentedOperation {
+  "x-access"?: Access;
+  parameters?: { in: string }[];
+  requestBody?: { content?: Record<string, MediaType>; required?: boolean };
+  responses?: Record<string, { description?: string; content?: Record<string, MediaType> }>;
+}
+
+const exampleId = "0b9f3c2e-6c1d-4e0a-9d5b-1f2e3a4b5c6d";
+const exampleTime = "2026-11-23T10:00:00.000Z";
+
+/** Values a field's name says more about than its type does. */
+function byName(name: string): unknown {
+  if (/(^|_)url$/.test(name) || name === "manifest_ref") return "https://news.example/2026/story";
+  if (name === "domain" || name === "domains" || name === "host") return "news.example";
+  if (name === "event_type" || name === "type") return "content_retrieved";
+  if (name === "source_role") return "agent";
+  if (name === "email") return "person@news.example";
+  if (name === "schema_version") return "1.0";
+  if (name === "timestamp" || name === "as_of" || /_(at|start|end)$/.test(name)) return exampleTime;
+  if (
+    name === "id" ||
+    /(^|_)(org|organization|platform|user|session|event|key|delegation|webhook|grantor|grantee)_id$/.test(name)
+  )
+    return exampleId;
+  if (name === "key") return "svc_pk_Vb3kq9ZfXw2m8T1yQe5SzkEnDkpLPaJfYwNC0APn3bj";
+  if (name === "scopes") return "telemetry:read";
+  if (name === "agent_id") return "example-agent";
+  if (name === "currency") return "USD";
+  if (name === "country") return "DE";
+  return undefined;
+}
+
+/** A plausible value for `schema`: its own example, a constant, the first allowed value, or one made from its type. */
+export function exampleOf(schema: JsonSchema | undefined, name = "", depth = 0): unknown {
+  if (!schema) return undefined;
+  if (schema.example !== undefined) return schema.example;
+  if (schema.examples?.length) return schema.examples[0];
+  if (schema.const !== undefined) return schema.const;
+  if (schema.enum?.length) return schema.enum[0];
+  if (schema.anyOf) {
+    // Elysia's integers and booleans also take their string forms: show the JSON type.
+    const options = schema.anyOf.filter((option) => option.type !== "null");
+    const stringForm = (option: JsonSchema) =>
+      option.type === "string" && ["integer", "numeric", "boolean"].includes(option.format ?? "");
+    return exampleOf(options.find((option) => !stringForm(option)) ?? options[0], name, depth);
+  }
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
+  switch (type) {
+    case "object": {
+      if (depth > 5) return {};
+      const entries = Object.entries(schema.properties ?? {}).map(
+        ([key, property]) => [key, exampleOf(property, key, depth + 1)] as const,
+      );
+      return Object.fromEntries(entries.filter(([, value]) => value !== undefined));
+    }
+    case "array":
+      return depth > 5 ? [] : [exampleOf(schema.items, name, depth + 1)];
+    case "integer":
+    case "number":
+      return schema.minimum !== undefined && schema.minimum > 0 ? schema.minimum : 1;
+    case "boolean":
+      return true;
+    case "string": {
+      if (schema.format === "uuid") return exampleId;
+      if (schema.format === "date-time") return exampleTime;
+      if (schema.format === "email") return "person@news.example";
+      if (schema.pattern?.startsWith("^sha256:")) return `sha256:${"0".repeat(64)}`;
+      const named = byName(name);
+      if (named !== undefined) return named;
+      // "one of a, b, c" in a description names a closed set: its first value.
+      const listed = /one of ([a-z0-9_:.-]+)/i.exec(schema.description ?? "")?.[1];
+      return listed ?? "example";
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Each status's problem codes for an operation: from its access, its parameters and its kind. */
+export function problemCodesOf(operation: DocumentedOperation, tags: readonly string[]): ProblemCode[] {
+  const access = operation["x-access"];
+  const codes: ProblemCode[] = [];
+  const parameters = operation.parameters ?? [];
+  if (operation.requestBody || parameters.some((p) => p.in === "query" || p.in === "path")) {
+    codes.push("validation_failed");
+  }
+  if (operation.requestBody) codes.push("malformed_json", "empty_body", "payload_too_large", "unsupported_media_type");
+  if (access && access.kind !== "public") codes.push("unauthorized");
+  switch (access?.kind) {
+    case "key":
+      if (access.scope) codes.push("missing_scope");
+      if (access.orgTypes)
+        codes.push(access.orgTypes.includes("content_owner") ? "content_owner_only" : "platform_key_required");
+      break;
+    case "session":
+      codes.push("session_required");
+      if (access.operatorAdmin) codes.push("operator_admin_required");
+      break;
+    case "org":
+      codes.push("not_a_member", "organization_mismatch", "organization_required");
+      if (access.need !== "manage" && !access.sessionOnly) codes.push("missing_scope");
+      if (access.need === "manage" || access.sessionOnly) codes.push("session_required");
+      if (access.need !== "read") codes.push("role_required");
+      break;
+    case "partner":
+      codes.push("missing_scope", "partner_not_enabled");
+      break;
+  }
+  if (!tags.includes("Health")) codes.push("rate_limited");
+  codes.push("database_unavailable");
+  if (tags.includes("Ingest")) codes.push("ingest_overloaded");
+  if (tags.some((tag) => tag.includes("reads"))) codes.push("query_timeout");
+  return codes;
+}
+
+const problemContent = { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } };
+
+/** Fills in examples and the problem codes by status, leaving whatever the route declared itself. */
+export function documentOperation(operation: DocumentedOperation, tags: readonly string[]): void {
+  const body = operation.requestBody?.content?.["application/json"];
+  if (body?.schema && body.example === undefined) body.example = exampleOf(body.schema);
+  for (const [status, response] of Object.entries(operation.responses ?? {})) {
+    const json = response.content?.["application/json"];
+    if (status.startsWith("2") && json?.schema && json.example === undefined) json.example = exampleOf(json.schema);
+  }
+  const byStatus = new Map<number, ProblemCode[]>();
+  for (const code of problemCodesOf(operation, tags)) {
+    const { status } = problemCodes[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  operation.responses ??= {};
+  if ((operation.parameters ?? []).some((p) => p.in === "path")) {
+    operation.responses["404"] ??= {
+      description: "The resource named in the path does not exist, or is not the caller's (its `…_not_found` code)",
+      content: problemContent,
+    };
+  }
+  for (const [status, codes] of byStatus) {
+    operation.responses[String(status)] ??= {
+      description: codes.map((code) => `\`${code}\`: ${problemCodes[code].meaning}`).join("; "),
+      content: problemContent,
+    };
+  }
+}
