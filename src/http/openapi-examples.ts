@@ -9,6 +9,7 @@ import type { Access } from "./access.ts";
  */
 
 interface JsonSchema {
+  $ref?: string;
   type?: string | string[];
   const?: unknown;
   enum?: unknown[];

@@ -14,7 +14,11 @@ test("a route whose every body field is optional takes no body, or an empty one,
     new Request(`http://test.local${keys}`, { method: "POST", headers: { "x-api-key": writer } }),
   );
   expect(bare.status).toBe(201);
-  expect((await bare.json()).scopes).toEqual(["telemetry:read", "telemetry:write", "identity:read"]);
+  expect(((await bare.json()) as { scopes: string[] }).scopes).toEqual([
+    "telemetry:read",
+    "telemetry:write",
+    "identity:read",
+  ]);
   // … and an empty JSON body.
   const empty = await app.handle(
     new Request(`http://test.local${keys}`, {

@@ -76,11 +76,20 @@ export const authModule = (ctx: AppContext) => {
       {
         public: "by_address",
         query: MagicLinkVerify,
-        response: SignedIn,
+        // Two media types: the JSON of POST …/verify, or the page a browser gets.
         detail: {
           summary: "Follow a sign-in link: spends the token and starts a session",
           description:
-            "A browser (Accept preferring text/html) gets a small HTML page saying what happened, with the session cookie set; API clients get the JSON below.",
+            "A browser (Accept preferring text/html) gets a small HTML page saying what happened, with the session cookie set; API clients get the JSON.",
+          responses: {
+            200: {
+              description: "Signed in",
+              content: {
+                "application/json": { schema: SignedIn },
+                "text/html": { schema: { type: "string" as const } },
+              },
+            },
+          },
         },
       },
     )
