@@ -1,5 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
+import { run } from "../support/run.ts";
 import { type ServiceProcess, serviceEnv, startService } from "../support/service-process.ts";
 import { tempDir } from "../support/temp-dirs.ts";
 
@@ -14,7 +15,7 @@ let service: ServiceProcess | undefined;
 afterAll(() => service?.stop());
 
 /** The guide's shell blocks to run: fenced as ```sh exactly. */
-export function shellBlocks(markdown: string): string[] {
+function shellBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((match) => match[1] ?? "");
 }
 
@@ -27,17 +28,10 @@ test.skipIf(Boolean(process.env.TEST_DATABASE_URL))(
     service = await startService(env);
     const blocks = shellBlocks(await Bun.file(join(root, "docs/quick-start.md")).text());
     expect(blocks.length).toBeGreaterThanOrEqual(5);
-    const proc = Bun.spawn(["bash", "-c", `set -euo pipefail\n${blocks.join("\n")}`], {
+    const { stdout, stderr, exitCode } = await run(["bash", "-c", `set -euo pipefail\n${blocks.join("\n")}`], {
       cwd: root,
       env: { ...env, BASE: service.base },
-      stdout: "pipe",
-      stderr: "pipe",
     });
-    const [stdout, stderr, exitCode] = await Promise.all([
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-      proc.exited,
-    ]);
     console.log(`quick start: service start and every step in ${Math.round(performance.now() - started)} ms`);
     // On failure the output shows which step failed and the problem it got.
     expect({ exitCode, stderr, ...(exitCode === 0 ? {} : { stdout }) }).toEqual({ exitCode: 0, stderr: "" });

@@ -87,6 +87,21 @@ async function ingestUntil(key: string, until: Promise<unknown>, clients = 4) {
   return { answers, acknowledged };
 }
 
+/** Ingest (ingestUntil) and year-long reads one after another, at once, for `ms`. */
+async function ingestAndRead(key: string, ms: number) {
+  const window = Bun.sleep(ms);
+  let reading = true;
+  void window.then(() => {
+    reading = false;
+  });
+  const reads: Answer[] = [];
+  const readLoop = async () => {
+    while (reading) reads.push(await call(key, "GET", yearSummary()));
+  };
+  const [during] = await Promise.all([ingestUntil(key, window), readLoop()]);
+  return { during, reads };
+}
+
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0);
@@ -126,17 +141,7 @@ test.skipIf(!privateServerAvailable)(
     }
     expect(fillers.length).toBeLessThan(maxConnections);
 
-    const reads: Answer[] = [];
-    const window = Bun.sleep(3000);
-    const ingest = ingestUntil(key, window);
-    const reading = (async () => {
-      let done = false;
-      void window.then(() => {
-        done = true;
-      });
-      while (!done) reads.push(await call(key, "GET", yearSummary()));
-    })();
-    const [during] = await Promise.all([ingest, reading]);
+    const { during, reads } = await ingestAndRead(key, 3000);
     const answersWhileFull = [...during.answers, ...reads];
     const count = (answers: Answer[]) =>
       Object.fromEntries(
@@ -202,17 +207,7 @@ test.skipIf(!privateServerAvailable)(
     });
     await holding;
 
-    const window = Bun.sleep(3000);
-    const ingest = ingestUntil(key, window);
-    const reads: Answer[] = [];
-    const reading = (async () => {
-      let done = false;
-      void window.then(() => {
-        done = true;
-      });
-      while (!done) reads.push(await call(key, "GET", yearSummary()));
-    })();
-    const [during] = await Promise.all([ingest, reading]);
+    const { during, reads } = await ingestAndRead(key, 3000);
     release();
     await lock;
     await locker.end();

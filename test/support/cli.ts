@@ -1,22 +1,12 @@
 import { join } from "node:path";
+import { run } from "./run.ts";
 import { testRuntime } from "./runtime.ts";
 
 const cliPath = join(import.meta.dir, "../../src/cli/index.ts");
 
 /** Runs the operator CLI as a real process, with these environment variables over the test's own. */
-export async function runCli(options: { env: Record<string, string>; cwd?: string }, ...args: string[]) {
-  const proc = Bun.spawn([process.execPath, cliPath, ...args], {
-    cwd: options.cwd,
-    env: { ...process.env, ...options.env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, exitCode] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { stdout, stderr, exitCode };
+export function runCli(options: { env: Record<string, string>; cwd?: string }, ...args: string[]) {
+  return run([process.execPath, cliPath, ...args], { cwd: options.cwd, env: { ...process.env, ...options.env } });
 }
 
 /** Runs the operator CLI as a real process against the test database. */
