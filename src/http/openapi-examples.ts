@@ -1,5 +1,6 @@
 import { type ProblemCode, problemCodes } from "../core/problem.ts";
 import type { Access } from "./access.ts";
+import { describeAccess } from "./access-words.ts";
 
 /**
  * What the OpenAPI document says of each operation beyond its schemas: an
@@ -32,6 +33,7 @@ interface MediaType {
 
 export interface DocumentedOperation {
   "x-access"?: Access;
+  description?: string;
   parameters?: { in: string }[];
   requestBody?: { content?: Record<string, MediaType>; required?: boolean };
   responses?: Record<string, { description?: string; content?: Record<string, MediaType> }>;
@@ -147,8 +149,17 @@ export function problemCodesOf(operation: DocumentedOperation, tags: readonly st
 
 const problemContent = { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } };
 
-/** Fills in examples and the problem codes by status, leaving whatever the route declared itself. */
+/**
+ * Fills in who may call (with the scope, which OpenAPI's `security` cannot say for
+ * an API key), examples and the problem codes by status, leaving whatever the
+ * route declared itself.
+ */
 export function documentOperation(operation: DocumentedOperation, tags: readonly string[]): void {
+  const access = operation["x-access"];
+  if (access && !operation.description?.startsWith("**Who may call:**")) {
+    const who = `**Who may call:** ${describeAccess(access)}.`;
+    operation.description = operation.description ? `${who}\n\n${operation.description}` : who;
+  }
   const body = operation.requestBody?.content?.["application/json"];
   if (body?.schema && body.example === undefined) body.example = exampleOf(body.schema);
   for (const [status, response] of Object.entries(operation.responses ?? {})) {

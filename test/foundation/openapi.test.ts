@@ -77,6 +77,10 @@ test("every operation says who may call it, shows examples of its body and its a
   expect(mint.responses["403"].description).toContain("`role_required`");
   expect(mint.requestBody.required).toBe(false);
   const ingest = doc.body.paths["/events"].post;
+  expect(ingest.description).toStartWith("**Who may call:** an API key with `telemetry:write`.");
+  expect(mint.description).toStartWith(
+    "**Who may call:** an owner's or admin's session, or an API key of the organisation with `identity:write`.",
+  );
   expect(ingest.responses["403"].description).toContain("`missing_scope`");
   expect(ingest.responses["503"].description).toContain("`ingest_overloaded`");
   expect(ingest.requestBody.content["application/json"].example.events[0].type).toBe("content_retrieved");
