@@ -2,14 +2,15 @@ import type { Fragment, Sql } from "../../db/sql.ts";
 
 /**
  * What a read adds up, written once for both places a piece of a range is read
- * from: a rollup row stands for many events (`rollup`), a raw row for one (`raw`).
+ * from: a rollup row stands for many events (`row`: its share, summed over the
+ * rows of a group), raw rows for one each (`raw`: the aggregate over a group).
  */
 export interface Measure {
-  rollup: Fragment;
+  row: Fragment;
   raw: Fragment;
 }
 
-export const eventCount = (sql: Sql): Measure => ({ rollup: sql`sum(events)`, raw: sql`count(*)` });
+export const eventCount = (sql: Sql): Measure => ({ row: sql`events`, raw: sql`count(*)` });
 
 /**
  * Sessions counted from the owner-side domain flags (sql/030): events whose
@@ -22,7 +23,7 @@ export function domainFirsts(
   labels: number,
 ): Measure {
   const first = sql`${sql(flag)} BETWEEN 1 AND ${labels}::smallint`;
-  return { rollup: sql`sum(events) FILTER (WHERE ${first})`, raw: sql`count(*) FILTER (WHERE ${first})` };
+  return { row: sql`CASE WHEN ${first} THEN events ELSE 0 END`, raw: sql`count(*) FILTER (WHERE ${first})` };
 }
 
 /** The bits of `first_in` (sql/030), and the rollup column that sums each. */
@@ -38,7 +39,7 @@ export const firstBits = {
 
 /** Sessions counted from one bit of `first_in`; `column` is the rollup's sum of it (sql/031). */
 export function bitFirsts(sql: Sql, bit: number, column: string): Measure {
-  return { rollup: sql`sum(${sql(column)})`, raw: sql`count(*) FILTER (WHERE first_in & ${bit}::smallint <> 0)` };
+  return { row: sql`${sql(column)}`, raw: sql`count(*) FILTER (WHERE first_in & ${bit}::smallint <> 0)` };
 }
 
 /** How a read counts sessions per dimension of the summary and timeseries. */

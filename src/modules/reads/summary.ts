@@ -77,7 +77,7 @@ export async function countBreakdowns(
       return sql`
         SELECT ${columns}, ${source.measure(eventCount(sql))} AS n, ${sessions ? source.measure(sessions) : sql`0`} AS sessions
         FROM ${source.table} WHERE ${resolved.events} AND ${inRange}
-        GROUP BY ${groupBy}`;
+        ${source.groupBy(groupBy)}`;
     });
     return sql`
       SELECT ${kind}::text AS kind, event_type, source_role, org_id, agent_id, sum(n) AS n, sum(sessions) AS sessions

@@ -36,7 +36,7 @@ export async function timeseries(sql: Sql, scope: ReadScope, range: Range, inter
       SELECT ${bucketOf(sql, interval, source.time)} AS b, event_type,
              ${source.measure(eventCount(sql))} AS n, ${sessions} AS sessions
       FROM ${source.table} WHERE ${resolved.events} AND ${inRange}
-      GROUP BY b, event_type`;
+      ${source.groupBy(sql`b, event_type`)}`;
   });
   const eventRows = await sql<BucketRow[]>`
     SELECT b, event_type, sum(n) AS n, sum(sessions) AS sessions FROM (${union}) pieces GROUP BY b, event_type`;

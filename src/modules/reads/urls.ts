@@ -47,13 +47,13 @@ export async function listUrls(sql: Sql, scope: ReadScope, range: Range, limit: 
       SELECT content_url, ${source.measure(eventCount(sql))} AS n,
              ${source.measure(resolved.urlSessions)} AS sessions, ${source.lastSeen} AS last_seen
       FROM ${source.table} WHERE ${resolved.events} AND ${inRange}
-      GROUP BY content_url`,
+      ${source.groupBy(sql`content_url`)}`,
+    "rows",
   );
   const page = await sql<PageRow[]>`
     WITH per_url AS (
-      SELECT content_url COLLATE "C" AS content_url, sum(n) AS total_events, sum(sessions) AS unique_sessions,
-             max(last_seen) AS last_seen
-      FROM (${perUrl}) pieces GROUP BY content_url COLLATE "C"
+      SELECT content_url, sum(n) AS total_events, sum(sessions) AS unique_sessions, max(last_seen) AS last_seen
+      FROM (${perUrl}) pieces GROUP BY content_url
     ), page AS (
       SELECT * FROM per_url ORDER BY total_events DESC, content_url COLLATE "C" LIMIT ${limit} OFFSET ${offset}
     )
@@ -68,7 +68,7 @@ export async function listUrls(sql: Sql, scope: ReadScope, range: Range, limit: 
       SELECT content_url, event_type, ${source.measure(eventCount(sql))} AS n
       FROM ${source.table}
       WHERE ${resolved.events} AND content_url = ANY (${sql.array(urls)}::text[]) AND ${inRange}
-      GROUP BY content_url, event_type`,
+      ${source.groupBy(sql`content_url, event_type`)}`,
   );
   const typeRows =
     urls.length === 0
