@@ -14,7 +14,9 @@ export function describeAccess(access: Access): string {
     case "public":
       return access.limitedBy === "address" ? "anyone (limited per client address)" : "anyone";
     case "key":
-      return `an API key${access.scope ? ` with \`${access.scope}\`` : ""}${orgTypes(access.orgTypes)}`;
+      return `an API key${access.scope ? ` with \`${access.scope}\`` : ""}${orgTypes(access.orgTypes)}${
+        access.memberSessions ? ", or a member's session of the organisation (named by `org_id`)" : ""
+      }`;
     case "session":
       return access.operatorAdmin ? "an operator admin's session" : "a signed-in user's session";
     case "org": {

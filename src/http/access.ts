@@ -6,6 +6,7 @@ import { invalid, problem } from "../core/problem.ts";
 import type { Scope } from "../core/scopes.ts";
 import { operatorAdminEmails } from "../modules/auth/operator-admins.ts";
 import { authenticateSession } from "../modules/auth/sessions.ts";
+import { verifiedDomainsOf } from "../modules/domains/service.ts";
 import { membershipsOf } from "../modules/organizations/service.ts";
 import { isTrustedPartner } from "../modules/partners/service.ts";
 import { presentedSessionToken } from "./credentials.ts";
@@ -33,7 +34,14 @@ export type OrgNeed = "read" | "write" | "manage";
  */
 export type Access =
   | { kind: "public"; limitedBy: "address" | "nothing" }
-  | { kind: "key"; scope: Scope | null; orgTypes: readonly OrgType[] | null; limitClass?: RateLimitClass }
+  | {
+      kind: "key";
+      scope: Scope | null;
+      orgTypes: readonly OrgType[] | null;
+      limitClass?: RateLimitClass;
+      /** A member's session of the organisation may call it too, as a key of it with `scope` would. */
+      memberSessions?: true;
+    }
   | { kind: "session"; operatorAdmin: boolean }
   | { kind: "org"; need: OrgNeed; sessionOnly: boolean; orgTypes: readonly OrgType[] | null; orgFrom: "query" | "path" }
   | { kind: "partner" };
@@ -43,8 +51,10 @@ type KeyDeclaration =
   | true
   | {
       scope: Scope;
-      orgTypes: readonly OrgType[] /** counted apart from the scope's class */;
+      orgTypes?: readonly OrgType[];
+      /** counted apart from the scope's class */
       limitClass?: RateLimitClass;
+      memberSessions?: true;
     };
 type OrgDeclaration =
   | OrgNeed
@@ -59,6 +69,7 @@ function security(access: Access): SecurityRequirement[] {
     case "public":
       return [];
     case "key":
+      return access.memberSessions ? [...keySecurity, ...sessionSecurity] : keySecurity;
     case "partner":
       return keySecurity;
     case "session":
@@ -120,6 +131,15 @@ const OrgIdQuery = t.Object({
   ),
 });
 
+/** How a member's session names the organisation whose key it stands in for (`key: { memberSessions }`). */
+const memberRead: Extract<Access, { kind: "org" }> = {
+  kind: "org",
+  need: "read",
+  sessionOnly: true,
+  orgTypes: null,
+  orgFrom: "query",
+};
+
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The organisation id a request names, when it names one well-formed (a malformed one is left to validation). */
@@ -177,6 +197,8 @@ export class AccessResolver {
         return {};
       case "key":
       case "partner": {
+        const token = access.kind === "key" && access.memberSessions && !apiKey && presentedSessionToken(parts.headers);
+        if (token && access.kind === "key") return this.#memberAsKey(client, parts, access, token);
         const principal = await this.#key(client, apiKey);
         if (access.kind === "partner") {
           requireScope(principal, "partner:provision");
@@ -236,6 +258,35 @@ export class AccessResolver {
     const user = await this.#session(client, token);
     admitRequest(this.ctx.rateLimiter, "control", `user:${user.userId}`, parts.set.headers);
     return { user };
+  }
+
+  /**
+   * A member's session where a key with `access.scope` is declared: the organisation
+   * named by `org_id` (or the user's only one), acting as a key of it with that
+   * scope alone. Dashboards read telemetry this way without minting a key.
+   */
+  async #memberAsKey(
+    client: RequestClient,
+    parts: RequestParts,
+    access: Extract<Access, { kind: "key" }>,
+    token: string,
+  ): Promise<Admitted> {
+    const user = await this.#session(client, token);
+    const orgId = namedOrgId(parts, memberRead);
+    if (orgId === null) {
+      throw invalid("the query parameters are invalid: /org_id", [{ path: "/org_id", message: "must be a UUID" }]);
+    }
+    const org = await this.orgAccess({ user }, memberRead, orgId);
+    if (access.orgTypes && !access.orgTypes.includes(org.orgType)) throw orgTypeRefusal(access.orgTypes);
+    const principal: Principal = {
+      keyId: `user:${user.userId}`,
+      orgId: org.orgId,
+      orgType: org.orgType,
+      scopes: new Set(access.scope ? [access.scope] : []),
+      verifiedDomains: await verifiedDomainsOf(this.ctx.sql, org.orgId),
+    };
+    admitRequest(this.ctx.rateLimiter, limitClassOf(access), principal.keyId, parts.set.headers);
+    return { principal, user, org };
   }
 
   /** A failed lookup counts against the client's address (rate-limit.ts). */
@@ -319,8 +370,9 @@ export const declaredKey = (declared: KeyDeclaration): Access =>
       : {
           kind: "key",
           scope: declared.scope,
-          orgTypes: declared.orgTypes,
+          orgTypes: declared.orgTypes ?? null,
           ...(declared.limitClass ? { limitClass: declared.limitClass } : {}),
+          ...(declared.memberSessions ? { memberSessions: true } : {}),
         };
 
 export const declaredOrg = (declared: OrgDeclaration): Extract<Access, { kind: "org" }> =>

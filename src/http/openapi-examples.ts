@@ -123,6 +123,7 @@ export function problemCodesOf(operation: DocumentedOperation, tags: readonly st
   switch (access?.kind) {
     case "key":
       if (access.scope) codes.push("missing_scope");
+      if (access.memberSessions) codes.push("not_a_member", "organization_mismatch", "organization_required");
       if (access.orgTypes)
         codes.push(access.orgTypes.includes("content_owner") ? "content_owner_only" : "platform_key_required");
       break;

@@ -64,11 +64,17 @@ describe("who may call each route", async () => {
         return [];
       case "key": {
         const allowed = access.orgTypes?.includes("content_owner") === false ? platform : owner;
-        const cases: [string, Credential, TestOrg, Expectation][] = [
-          none,
-          unknownKey,
-          ["a session instead of a key", { session: ownerUser.session }, allowed, { status: 401 }],
-        ];
+        const cases: [string, Credential, TestOrg, Expectation][] = [none, unknownKey];
+        if (access.memberSessions) {
+          cases.push([
+            "a session of someone outside the organisation",
+            { session: stranger.session },
+            allowed,
+            { status: 403, code: "not_a_member" },
+          ]);
+        } else {
+          cases.push(["a session instead of a key", { session: ownerUser.session }, allowed, { status: 401 }]);
+        }
         if (access.scope) {
           const key = await allowed.keyWith(everyScopeBut(access.scope));
           cases.push([`a key without ${access.scope}`, { key }, allowed, { status: 403, code: "missing_scope" }]);
@@ -167,7 +173,9 @@ describe("who may call each route", async () => {
     if (!access || access.kind === "public") continue;
     test(`${route.method} ${route.path} (${access.kind}) refuses what its declaration refuses`, async () => {
       for (const [label, credential, org, expected] of await refusals(access)) {
-        const orgQuery = access.kind === "org" && access.orgFrom === "query" ? `?org_id=${org.id}` : "";
+        const namesOrg =
+          (access.kind === "org" && access.orgFrom === "query") || (access.kind === "key" && access.memberSessions);
+        const orgQuery = namesOrg ? `?org_id=${org.id}` : "";
         const res = await send(route.method, `${fillPath(route.path, org.id)}${orgQuery}`, credential);
         const got = { status: res.status, code: res.body?.code };
         const want = "code" in expected ? expected : { status: 401, code: "unauthorized" };

@@ -67,6 +67,13 @@ export async function listDomains(
     SELECT * FROM domains WHERE org_id = ${orgId}::uuid ORDER BY domain LIMIT ${page.limit} OFFSET ${page.offset}`;
 }
 
+/** The organisation's verified domains, in order (each also covers its subdomains). */
+export async function verifiedDomainsOf(sql: Queryable, orgId: string): Promise<string[]> {
+  const rows = await sql<{ domain: string }[]>`
+    SELECT domain FROM domains WHERE org_id = ${orgId}::uuid AND state = 'verified' ORDER BY domain`;
+  return rows.map((row) => row.domain);
+}
+
 export async function countDomains(sql: Queryable, orgId: string): Promise<number> {
   const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM domains WHERE org_id = ${orgId}::uuid`;
   return row?.n ?? 0;

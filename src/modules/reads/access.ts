@@ -3,13 +3,8 @@ import { DomainError, isWithinDomain, normalizeDomain } from "../../core/hosts.t
 import { invalid, problem } from "../../core/problem.ts";
 import type { Sql } from "../../db/sql.ts";
 import { findActiveDelegation } from "../delegations/service.ts";
+import { verifiedDomainsOf } from "../domains/service.ts";
 import type { ReadScope } from "./scope.ts";
-
-async function verifiedDomainsOf(sql: Sql, orgId: string): Promise<string[]> {
-  const rows = await sql<{ domain: string }[]>`
-    SELECT domain FROM domains WHERE org_id = ${orgId}::uuid AND state = 'verified' ORDER BY domain`;
-  return rows.map((row) => row.domain);
-}
 
 /**
  * The owner whose data a /content-owners read shows, and its domains:

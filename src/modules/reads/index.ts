@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { problem } from "../../core/problem.ts";
 import type { Sql } from "../../db/sql.ts";
 import { withStatementTimeout } from "../../db/statement-timeout.ts";
 import { accessPlugin, admittedPrincipal } from "../../http/access.ts";
@@ -12,6 +13,9 @@ import { listEvents, listUrls, summarize, timeseries } from "./service.ts";
 
 type ReadView = "owner" | "reporter";
 
+/** A key with telemetry:read, or a member's session of the organisation (the dashboard), naming it with org_id. */
+const readAccess = { scope: "telemetry:read", memberSessions: true } as const;
+
 /**
  * `read: "owner"` beside `key: "telemetry:read"` resolves whose data the read shows
  * (the key's own organisation, or a grantor's through `delegated_from`, narrowed by
@@ -22,7 +26,10 @@ const readScope = (ctx: AppContext) =>
     read: (view: ReadView) => ({
       async resolve({ request, query }) {
         const principal = await admittedPrincipal(request);
-        const params = query as { domain?: string; delegated_from?: string; agent_id?: string };
+        const params = query as { domain?: string; delegated_from?: string; agent_id?: string; org_id?: string };
+        if (params.org_id !== undefined && params.org_id.toLowerCase() !== principal.orgId) {
+          throw problem("organization_mismatch", "an API key acts only on its own organisation");
+        }
         return {
           scope:
             view === "owner"
@@ -74,7 +81,7 @@ const readRoutes = (ctx: AppContext, view: ReadView) => {
         }),
     }))
     .get("/summary", ({ scope, query, timed }) => timed((sql) => summarize(sql, scope, parseRange(query))), {
-      key: "telemetry:read",
+      key: readAccess,
       read: view,
       query: queries.summary,
       response: Summary,
@@ -88,7 +95,7 @@ const readRoutes = (ctx: AppContext, view: ReadView) => {
         return timed((sql) => listEvents(sql, scope, parseRange(query), filter, limit, offset));
       },
       {
-        key: "telemetry:read",
+        key: readAccess,
         read: view,
         query: queries.events,
         response: EventPage,
@@ -102,7 +109,7 @@ const readRoutes = (ctx: AppContext, view: ReadView) => {
         return timed((sql) => listUrls(sql, scope, parseRange(query), limit, offset));
       },
       {
-        key: "telemetry:read",
+        key: readAccess,
         read: view,
         query: queries.urls,
         response: UrlPage,
@@ -118,7 +125,7 @@ const readRoutes = (ctx: AppContext, view: ReadView) => {
         return timed((sql) => timeseries(sql, scope, parseTimeseriesRange(query, interval), interval));
       },
       {
-        key: "telemetry:read",
+        key: readAccess,
         read: view,
         query: queries.timeseries,
         response: Timeseries,
@@ -143,7 +150,7 @@ const readRoutes = (ctx: AppContext, view: ReadView) => {
         );
       },
       {
-        key: "telemetry:read",
+        key: readAccess,
         read: view,
         query: queries.export,
         detail: { summary: `Export the events of ${of}`, ...exportDetail },

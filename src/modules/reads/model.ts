@@ -11,6 +11,13 @@ const isoTime = (description: string) => t.String({ description });
 const uuidPattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
 
 const rangeQuery = {
+  org_id: t.Optional(
+    t.String({
+      pattern: uuidPattern,
+      description:
+        "The organisation read, for a member's session (optional when the user belongs to one); an API key reads its own.",
+    }),
+  ),
   since: t.Optional(
     t.String({
       description:
