@@ -20,6 +20,7 @@ WORKDIR /app
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
 COPY package.json bun.lock bunfig.toml tsconfig.json ./
 COPY src ./src
+COPY web ./web
 COPY sql ./sql
 COPY docker/entrypoint.sh /usr/local/bin/service-entrypoint.sh
 

@@ -9,6 +9,7 @@ import { accessRequestsModule } from "./modules/access-requests/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
 import { clickTokensModule } from "./modules/click-tokens/index.ts";
+import { dashboardModule } from "./modules/dashboard/index.ts";
 import { delegationsModule } from "./modules/delegations/index.ts";
 import { domainsModule } from "./modules/domains/index.ts";
 import { healthModule } from "./modules/health/index.ts";
@@ -66,7 +67,8 @@ export function createApp(ctx: AppContext) {
     .use(servedIf(api, () => manifestsModule(ctx)))
     .use(servedIf(api, () => delegationsModule(ctx)))
     .use(servedIf(api, () => webhooksModule(ctx)))
-    .use(servedIf(api, () => resolveModule(ctx)));
+    .use(servedIf(api, () => resolveModule(ctx)))
+    .use(servedIf(api, () => dashboardModule(ctx)));
   index = {
     allowedMethods: routeMethodIndex(app.routes),
     accessOf: accessIndex(app.routes),

@@ -30,7 +30,7 @@ export function signedInPage(email: string, expiresAt: string): string {
   return page(
     "You are signed in",
     `<p>Signed in as <strong>${escapeHtml(email)}</strong>. This browser keeps the session (a cookie) until ${escapeHtml(expiresAt)}.</p>
-<p>You can close this page. The API is described at <a href="/openapi">/openapi</a>.</p>`,
+<p><a href="/app">Open the dashboard</a>. The API is described at <a href="/openapi">/openapi</a>.</p>`,
   );
 }
 

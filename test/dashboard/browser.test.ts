@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdir } from "node:fs/promises";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { createTestOrg, type TestOrg } from "../support/fixtures.ts";
+import { identityTestApp, memberOf, type SignedInUser } from "../support/identity.ts";
+import { batch, validEvents } from "../support/telemetry-events.ts";
+
+/**
+ * The dashboard in a real Chromium (Debian's `chromium`; nothing is downloaded),
+ * every request off the service's own address refused. DASHBOARD_SCREENSHOTS=<dir>
+ * keeps screenshots there (docs/ holds the current ones).
+ */
+const chromium = process.env.CHROMIUM_PATH ?? Bun.which("chromium") ?? Bun.which("chromium-browser");
+const screenshots = process.env.DASHBOARD_SCREENSHOTS;
+
+let server: ReturnType<typeof Bun.serve> | undefined;
+let browser: Browser | undefined;
+
+beforeAll(async () => {
+  if (!chromium) return;
+  const { app } = await identityTestApp();
+  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (request) => app.handle(request) });
+  browser = await puppeteer.launch({ executablePath: chromium, args: ["--no-sandbox", "--headless=new"] });
+  if (screenshots) await mkdir(screenshots, { recursive: true });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop(true);
+});
+
+if (!chromium) console.warn("skipped: the dashboard browser tests: no chromium binary (install Debian's `chromium`)");
+
+const origin = () => (server as NonNullable<typeof server>).url.origin;
+
+/** A page that may talk to the service only, signed in as `user` when given. */
+async function openPage(
+  user?: SignedInUser,
+  width = 1200,
+): Promise<{ page: Page; offSite: string[]; errors: string[] }> {
+  const page = await (browser as Browser).newPage();
+  await page.setViewport({ width, height: 900 });
+  const offSite: string[] = [];
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(String(error)));
+  await page.setRequestInterception(true);
+  page.on("request", (request) => {
+    if (new URL(request.url()).origin === origin() || request.url().startsWith("data:")) return request.continue();
+    offSite.push(request.url());
+    return request.abort();
+  });
+  if (user) {
+    const { hostname, port } = new URL(origin());
+    await page.setCookie({ name: "svc_session", value: user.session, domain: hostname, path: "/", httpOnly: true });
+    void port;
+  }
+  return { page, offSite, errors };
+}
+
+const textOf = (page: Page, selector: string) => page.$eval(selector, (element) => element.textContent ?? "");
+
+async function shot(page: Page, name: string) {
+  if (screenshots) await page.screenshot({ path: `${screenshots}/${name}.png`, fullPage: true });
+}
+
+describe.skipIf(!chromium)("the dashboard in Chromium", () => {
+  test("signed out, it offers sign-in by email link and says where the link goes", async () => {
+    const { page, offSite, errors } = await openPage();
+    await page.goto(`${origin()}/app`);
+    await page.waitForSelector("#email");
+    await page.type("#email", `someone-${crypto.randomUUID()}@example.org`);
+    await page.click("button[type=submit]");
+    await page.waitForSelector(".notice");
+    expect(await textOf(page, ".notice")).toContain("bun run cli mail list");
+    expect({ offSite, errors }).toEqual({ offSite: [], errors: [] });
+    await page.close();
+  }, 60_000);
+
+  test("an owner mints a key, sends events with it, and sees them in the tiles, the chart and top URLs", async () => {
+    const owner: TestOrg = await createTestOrg();
+    const user = await memberOf(owner.id, "owner");
+    const { page, offSite, errors } = await openPage(user);
+
+    await page.goto(`${origin()}/app?org=${owner.id}&view=keys`);
+    await page.waitForSelector("#key-name");
+    await page.type("#key-name", "browser test emitter");
+    await page.click("form.card button[type=submit]");
+    await page.waitForSelector("#raw-key");
+    const key = await textOf(page, "#raw-key");
+    expect(key).toMatch(/^svc_/);
+    await shot(page, "dashboard-keys");
+
+    const session = crypto.randomUUID();
+    const domain = owner.domain as string;
+    const events = [
+      validEvents.retrieved(domain),
+      validEvents.retrieved(domain, { content_url: `https://${domain}/other` }),
+      validEvents.grounded(domain, { session_id: session }),
+    ];
+    const sent = await fetch(`${origin()}/events`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key },
+      body: JSON.stringify(batch(events)),
+    });
+    expect(sent.status).toBe(200);
+
+    await page.goto(`${origin()}/app?org=${owner.id}&view=overview&range=24h`);
+    await page.waitForSelector("[data-kpi=Retrievals]");
+    expect(await textOf(page, "[data-kpi=Retrievals]")).toBe("2");
+    expect(await textOf(page, "[data-kpi=Groundings]")).toBe("1");
+    expect(await textOf(page, "[data-kpi=Sessions]")).toBe("1");
+    await page.waitForSelector(".uplot canvas");
+    await page.waitForSelector("td.url");
+    const urls = await page.$$eval("td.url", (cells) => cells.map((cell) => cell.textContent));
+    expect(urls).toEqual([`https://${domain}/article`, `https://${domain}/other`]);
+    await shot(page, "dashboard-overview");
+
+    // The range lives in the URL: a reload shows the same view.
+    await page.reload();
+    await page.waitForSelector("[data-kpi=Retrievals]");
+    expect(await page.$eval("#range", (select) => (select as HTMLSelectElement).value)).toBe("24h");
+    expect({ offSite, errors }).toEqual({ offSite: [], errors: [] });
+    await page.close();
+  }, 60_000);
+
+  test("an API error is shown in words beside the form it concerns", async () => {
+    const owner = await createTestOrg();
+    const user = await memberOf(owner.id, "owner");
+    const { page } = await openPage(user);
+    await page.goto(`${origin()}/app?org=${owner.id}&view=domains`);
+    await page.waitForSelector("#new-domain");
+    await page.type("#new-domain", "not a domain!");
+    await page.click("form.card button[type=submit]");
+    await page.waitForSelector("form.card .error");
+    expect(await textOf(page, "form.card .error")).toContain("domain");
+    await page.close();
+  }, 60_000);
+
+  test("on a phone-width screen the overview fits without sideways scrolling", async () => {
+    const owner = await createTestOrg();
+    const user = await memberOf(owner.id, "member");
+    const { page } = await openPage(user, 390);
+    await page.goto(`${origin()}/app?org=${owner.id}`);
+    await page.waitForSelector("[data-kpi=Sessions]");
+    await page.waitForSelector("td.url, .chart .muted");
+    const wide = await page.evaluate(() =>
+      [...document.querySelectorAll("body *")]
+        .filter((element) => element.getBoundingClientRect().right > window.innerWidth + 1)
+        .map((element) => `${element.tagName}.${element.className}`)
+        .slice(0, 5),
+    );
+    expect(wide).toEqual([]);
+    await shot(page, "dashboard-phone");
+    await page.close();
+  }, 60_000);
+});

@@ -1,0 +1,25 @@
+/** Builds elements from data without ever parsing it as HTML. */
+
+type Child = Node | string | number | null | undefined | false;
+type Props = Record<string, string | number | boolean | EventListener | undefined>;
+
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Props = {},
+  ...children: (Child | Child[])[]
+): HTMLElementTagNameMap[K] {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(props)) {
+    if (value === undefined || value === false) continue;
+    if (typeof value === "function") element.addEventListener(name.replace(/^on/, ""), value);
+    else if (value === true) element.setAttribute(name, "");
+    else element.setAttribute(name, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    element.append(typeof child === "number" ? String(child) : child);
+  }
+  return element;
+}
+
+export const formatCount = (n: number) => new Intl.NumberFormat("en").format(n);

@@ -1,0 +1,95 @@
+import { api, query } from "../api.ts";
+import { h } from "../dom.ts";
+import { loaded, onPress, submitting } from "../feedback.ts";
+import { navigate, type Organisation } from "../state.ts";
+
+interface DomainRecord {
+  domain: string;
+  state: "registered" | "verified";
+  verified_at: string | null;
+  verification: { dns_txt: { name: string; value: string }; https_file: { url: string; body: string } } | null;
+}
+
+/** Domains: add one, follow the verification instructions, see its status. */
+export function domains(org: Organisation): HTMLElement {
+  const form = h(
+    "form",
+    { class: "card" },
+    h("h2", {}, "Add a domain"),
+    h("label", { for: "new-domain" }, "Domain"),
+    h("input", { id: "new-domain", name: "domain", required: true, maxlength: 253, placeholder: "news.example" }),
+    h("button", { type: "submit" }, "Add"),
+  );
+  submitting(form, async () => {
+    await api("POST", `/api/v1/identity/domains?${query({ org_id: org.id })}`, {
+      domain: String(new FormData(form).get("domain") ?? ""),
+    });
+    navigate({});
+  });
+  return h(
+    "div",
+    {},
+    form,
+    loaded("Domains", async () => {
+      const page = await api<{ items: DomainRecord[] }>(
+        "GET",
+        `/api/v1/identity/domains?${query({ org_id: org.id, limit: 100 })}`,
+      );
+      if (page.items.length === 0) return h("p", { class: "muted" }, "No domains yet.");
+      return h("div", {}, ...page.items.map((domain) => domainCard(org, domain)));
+    }),
+  );
+}
+
+function domainCard(org: Organisation, domain: DomainRecord): HTMLElement {
+  const status =
+    domain.state === "verified" ? `verified ${domain.verified_at?.slice(0, 10) ?? ""}` : "not verified yet";
+  const verify = (method: "dns_txt" | "https_file", label: string) =>
+    onPress(h("button", { type: "button" }, label), async () => {
+      await api(
+        "POST",
+        `/api/v1/identity/domains/${encodeURIComponent(domain.domain)}/verify?${query({ org_id: org.id })}`,
+        {
+          method,
+        },
+      );
+      navigate({});
+    });
+  const steps = domain.verification;
+  return h(
+    "article",
+    { class: "card", "data-domain": domain.domain },
+    h("h3", {}, domain.domain, " ", h("span", { class: `badge ${domain.state}` }, status)),
+    steps
+      ? h(
+          "div",
+          {},
+          h("p", {}, "Publish one of these, then check it:"),
+          h(
+            "ol",
+            {},
+            h(
+              "li",
+              {},
+              "a DNS TXT record ",
+              h("code", {}, steps.dns_txt.name),
+              " with the value ",
+              h("code", {}, steps.dns_txt.value),
+              " ",
+              verify("dns_txt", "Check DNS"),
+            ),
+            h(
+              "li",
+              {},
+              "or the file ",
+              h("code", {}, steps.https_file.url),
+              " containing ",
+              h("code", {}, steps.https_file.body),
+              " ",
+              verify("https_file", "Check file"),
+            ),
+          ),
+        )
+      : null,
+  );
+}

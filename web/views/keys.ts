@@ -1,0 +1,122 @@
+import { api, query } from "../api.ts";
+import { h } from "../dom.ts";
+import { loaded, onPress, submitting } from "../feedback.ts";
+import { navigate, type Organisation } from "../state.ts";
+
+interface KeyRecord {
+  id: string;
+  prefix: string;
+  name: string | null;
+  scopes: string[];
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+const scopes = ["telemetry:read", "telemetry:write", "identity:read", "identity:write"] as const;
+const when = (at: string | null) => (at ? new Date(at).toISOString().replace("T", " ").slice(0, 16) : "never");
+
+/** API keys: create with chosen scopes (the raw key shown once, with a copy button), list, revoke. */
+export function keys(org: Organisation): HTMLElement {
+  const fresh = h("div", { "aria-live": "polite" });
+  const form = h(
+    "form",
+    { class: "card" },
+    h("h2", {}, "New key"),
+    h("label", { for: "key-name" }, "Name"),
+    h("input", { id: "key-name", name: "name", maxlength: 200, placeholder: "e.g. CDN edge emitter" }),
+    h(
+      "fieldset",
+      {},
+      h("legend", {}, "Scopes"),
+      ...scopes.map((scope) =>
+        h(
+          "label",
+          { class: "check" },
+          h("input", { type: "checkbox", name: "scopes", value: scope, checked: scope.startsWith("telemetry") }),
+          scope,
+        ),
+      ),
+    ),
+    h("button", { type: "submit" }, "Create key"),
+  );
+  submitting(form, async () => {
+    const data = new FormData(form);
+    const created = await api<KeyRecord & { key: string }>(
+      "POST",
+      `/api/v1/identity/keys?${query({ org_id: org.id })}`,
+      {
+        name: String(data.get("name") ?? "") || null,
+        scopes: data.getAll("scopes").map(String),
+      },
+    );
+    const raw = h("code", { id: "raw-key" }, created.key);
+    const copy = h("button", { type: "button" }, "Copy");
+    copy.addEventListener("click", async () => {
+      await navigator.clipboard.writeText(created.key).catch(() => undefined);
+      copy.textContent = "Copied";
+    });
+    fresh.replaceChildren(
+      h(
+        "div",
+        { class: "notice" },
+        h("p", {}, `Key ${created.prefix} created. Copy it now: it is shown only this once.`),
+        h("p", {}, raw, " ", copy),
+      ),
+    );
+    form.reset();
+    list.replaceChildren(keyList(org));
+  });
+  const list = h("div", {}, keyList(org));
+  return h("div", {}, form, fresh, list);
+}
+
+function keyList(org: Organisation): HTMLElement {
+  return loaded("Keys", async () => {
+    const page = await api<{ items: KeyRecord[]; total: number }>(
+      "GET",
+      `/api/v1/identity/keys?${query({ org_id: org.id, limit: 100 })}`,
+    );
+    if (page.items.length === 0) return h("p", { class: "muted" }, "No keys yet.");
+    return h(
+      "table",
+      {},
+      h("caption", {}, `Keys (${page.total})`),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ...["Prefix", "Name", "Scopes", "Created", "Last used", ""].map((head) => h("th", { scope: "col" }, head)),
+        ),
+      ),
+      h(
+        "tbody",
+        {},
+        ...page.items.map((key) =>
+          h(
+            "tr",
+            {},
+            h("td", {}, h("code", {}, key.prefix)),
+            h("td", {}, key.name ?? ""),
+            h("td", {}, key.scopes.join(", ")),
+            h("td", {}, when(key.created_at)),
+            h("td", {}, when(key.last_used_at)),
+            h(
+              "td",
+              {},
+              key.revoked_at
+                ? `revoked ${when(key.revoked_at)}`
+                : onPress(h("button", { type: "button", class: "danger" }, "Revoke"), async () => {
+                    if (!confirm(`Revoke ${key.prefix}? Emitters using it are refused at once.`)) return;
+                    await api("DELETE", `/api/v1/identity/keys/${key.id}?${query({ org_id: org.id })}`);
+                    navigate({});
+                  }),
+            ),
+          ),
+        ),
+      ),
+    );
+  });
+}

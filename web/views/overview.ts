@@ -1,0 +1,271 @@
+import { api, query, type SummaryAnswer, type TimeseriesAnswer, type UrlPageAnswer } from "../api.ts";
+import { eventsChart } from "../chart.ts";
+import { formatCount, h } from "../dom.ts";
+import { loaded } from "../feedback.ts";
+import { type Period, periodOf, presets, previousOf } from "../range.ts";
+import { navigate, type Organisation, param } from "../state.ts";
+
+const tiles = [
+  ["Retrievals", "content_retrieved"],
+  ["Groundings", "content_grounded"],
+  ["Citations", "content_cited"],
+  ["Presentations", "content_presented"],
+  ["Engagements", "content_engaged"],
+] as const;
+
+const readsOf = (org: Organisation) => (org.org_type === "content_owner" ? "/content-owners" : "/agent");
+const periodQuery = (org: Organisation, period: Period) => ({
+  org_id: org.id,
+  since: period.since.toISOString(),
+  until: period.until.toISOString(),
+});
+
+/** The overview: KPI tiles (with the previous period), the chart, top URLs, sources and agents, export. */
+export function overview(org: Organisation): HTMLElement {
+  const period = periodOf(param("range"), param("since"), param("until"));
+  const compare = param("compare") === "1";
+  const base = readsOf(org);
+  const summaryOf = (p: Period) => api<SummaryAnswer>("GET", `${base}/summary?${query(periodQuery(org, p))}`);
+  const current = summaryOf(period);
+  return h(
+    "div",
+    {},
+    rangeControls(period, compare),
+    loaded("Totals", async () => {
+      const [now, before] = await Promise.all([current, compare ? summaryOf(previousOf(period)) : null]);
+      return kpiTiles(now, before);
+    }),
+    loaded("Events over time", async () =>
+      eventsChart(
+        await api<TimeseriesAnswer>(
+          "GET",
+          `${base}/timeseries?${query({ ...periodQuery(org, period), interval: period.interval })}`,
+        ),
+        period,
+      ),
+    ),
+    topUrls(base, org, period),
+    loaded("Sources and agents", async () => breakdowns(await current)),
+    exportLinks(base, org, period),
+  );
+}
+
+function rangeControls(period: Period, compare: boolean): HTMLElement {
+  const chosen = param("range") ?? "30d";
+  const select = h(
+    "select",
+    {
+      id: "range",
+      onchange: (e: Event) => navigate({ range: (e.target as HTMLSelectElement).value, page: undefined }),
+    },
+    ...Object.entries(presets).map(([value, preset]) =>
+      h("option", { value, selected: value === chosen }, `Last ${preset.label}`),
+    ),
+    h("option", { value: "custom", selected: chosen === "custom" }, "Custom…"),
+  );
+  const day = (date: Date) => date.toISOString().slice(0, 10);
+  const custom = h(
+    "form",
+    { class: "inline", hidden: chosen !== "custom" },
+    h("label", { for: "since" }, "From"),
+    h("input", { id: "since", name: "since", type: "date", value: day(period.since), required: true }),
+    h("label", { for: "until" }, "to (exclusive)"),
+    h("input", { id: "until", name: "until", type: "date", value: day(period.until), required: true }),
+    h("button", { type: "submit" }, "Show"),
+  );
+  custom.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = new FormData(custom);
+    navigate({ range: "custom", since: String(form.get("since")), until: String(form.get("until")), page: undefined });
+  });
+  return h(
+    "div",
+    { class: "controls" },
+    h("label", { for: "range" }, "Period"),
+    select,
+    custom,
+    h(
+      "label",
+      { class: "check" },
+      h("input", {
+        type: "checkbox",
+        checked: compare,
+        onchange: (e: Event) => navigate({ compare: (e.target as HTMLInputElement).checked ? "1" : undefined }),
+      }),
+      "Compare with the previous period",
+    ),
+    h("p", { class: "muted" }, `${period.since.toISOString()} to ${period.until.toISOString()} (UTC)`),
+  );
+}
+
+function kpiTiles(current: SummaryAnswer, previous: SummaryAnswer | null): HTMLElement {
+  const countOf = (summary: SummaryAnswer, type: string) =>
+    summary.events_by_type.find((t) => t.event_type === type)?.count ?? 0;
+  const tile = (label: string, now: number, before: number | undefined) =>
+    h(
+      "div",
+      { class: "tile" },
+      h("span", { class: "label" }, label),
+      h("strong", { class: "value", "data-kpi": label }, formatCount(now)),
+      before === undefined ? null : h("span", { class: "delta" }, change(now, before)),
+    );
+  return h(
+    "div",
+    { class: "tiles" },
+    ...tiles.map(([label, type]) =>
+      tile(label, countOf(current, type), previous ? countOf(previous, type) : undefined),
+    ),
+    tile("Sessions", current.total_sessions, previous?.total_sessions),
+  );
+}
+
+function change(now: number, before: number): string {
+  if (before === 0) return now === 0 ? "no change" : "new in this period";
+  const percent = ((now - before) / before) * 100;
+  return `${percent >= 0 ? "+" : ""}${percent.toFixed(1)}% on the previous period`;
+}
+
+const pageSize = 20;
+
+function topUrls(base: string, org: Organisation, period: Period): HTMLElement {
+  const page = Math.max(0, Number(param("page") ?? 0) || 0);
+  return loaded("Top URLs", async () => {
+    const answer = await api<UrlPageAnswer>(
+      "GET",
+      `${base}/urls?${query({ ...periodQuery(org, period), limit: pageSize, offset: page * pageSize })}`,
+    );
+    const filter = h("input", { type: "search", id: "url-filter", placeholder: "Filter this page by URL" });
+    const body = h("tbody");
+    let sortBy: "events" | "sessions" = "events";
+    const render = () => {
+      const needle = filter.value.trim().toLowerCase();
+      const rows = answer.items
+        .filter((item) => item.content_url.toLowerCase().includes(needle))
+        .sort((a, b) =>
+          sortBy === "events" ? b.total_events - a.total_events : b.unique_sessions - a.unique_sessions,
+        );
+      body.replaceChildren(
+        ...rows.map((item) =>
+          h(
+            "tr",
+            {},
+            h("td", { class: "url" }, item.content_url),
+            h("td", { class: "num" }, formatCount(item.total_events)),
+            h("td", { class: "num" }, formatCount(item.unique_sessions)),
+            h("td", {}, item.event_types.map((t) => `${t.event_type} ${formatCount(t.count)}`).join(", ")),
+          ),
+        ),
+      );
+    };
+    filter.addEventListener("input", render);
+    const sortButton = (label: string, key: typeof sortBy) =>
+      h(
+        "button",
+        {
+          type: "button",
+          class: "link",
+          onclick: () => {
+            sortBy = key;
+            render();
+          },
+        },
+        label,
+      );
+    render();
+    const last = Math.max(0, Math.ceil(answer.total / pageSize) - 1);
+    return h(
+      "div",
+      {},
+      h("h2", {}, `Top URLs (${formatCount(answer.total)})`),
+      filter,
+      h(
+        "table",
+        {},
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            h("th", { scope: "col" }, "URL"),
+            h("th", { scope: "col" }, sortButton("Events", "events")),
+            h("th", { scope: "col" }, sortButton("Sessions", "sessions")),
+            h("th", { scope: "col" }, "By type"),
+          ),
+        ),
+        body,
+      ),
+      h(
+        "nav",
+        { class: "pager", "aria-label": "URL pages" },
+        h(
+          "button",
+          { type: "button", disabled: page === 0, onclick: () => navigate({ page: String(page - 1) }) },
+          "Previous",
+        ),
+        h("span", {}, `Page ${page + 1} of ${last + 1}`),
+        h(
+          "button",
+          { type: "button", disabled: page >= last, onclick: () => navigate({ page: String(page + 1) }) },
+          "Next",
+        ),
+      ),
+    );
+  });
+}
+
+function breakdowns(summary: SummaryAnswer): HTMLElement {
+  const table = (caption: string, heads: string[], rows: (string | number)[][]) =>
+    h(
+      "table",
+      {},
+      h("caption", {}, caption),
+      h("thead", {}, h("tr", {}, ...heads.map((head) => h("th", { scope: "col" }, head)))),
+      h(
+        "tbody",
+        {},
+        ...rows.map((row) =>
+          h(
+            "tr",
+            {},
+            ...row.map((cell) =>
+              h(
+                "td",
+                { class: typeof cell === "number" ? "num" : "" },
+                typeof cell === "number" ? formatCount(cell) : cell,
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
+  return h(
+    "div",
+    { class: "columns" },
+    table(
+      "By source role",
+      ["Source", "Events", "Sessions"],
+      summary.events_by_source.map((s) => [s.source_role, s.count, s.sessions]),
+    ),
+    table(
+      "By agent",
+      ["Platform", "Agent", "Events", "Sessions"],
+      summary.agents.map((a) => [a.platform_id.slice(0, 8), a.agent_id ?? "(none)", a.event_count, a.session_count]),
+    ),
+    table(
+      "Domains",
+      ["Domain"],
+      summary.domains.map((d) => [d]),
+    ),
+  );
+}
+
+function exportLinks(base: string, org: Organisation, period: Period): HTMLElement {
+  const link = (format: "csv" | "ndjson") =>
+    h(
+      "a",
+      { href: `${base}/export?${query({ ...periodQuery(org, period), format })}`, download: `events.${format}` },
+      format.toUpperCase(),
+    );
+  return h("p", {}, "Export the events of this period: ", link("csv"), " · ", link("ndjson"));
+}

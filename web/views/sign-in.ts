@@ -1,0 +1,37 @@
+import { api } from "../api.ts";
+import { h } from "../dom.ts";
+import { submitting } from "../feedback.ts";
+
+/** Sign-in by emailed link (the existing magic-link routes); the link signs this browser in. */
+export function signIn(): HTMLElement {
+  const sent = h("div", { "aria-live": "polite" });
+  const form = h(
+    "form",
+    { class: "card narrow" },
+    h("h1", {}, "Sign in"),
+    h("label", { for: "email" }, "Email address"),
+    h("input", { id: "email", name: "email", type: "email", required: true, autocomplete: "email" }),
+    h("button", { type: "submit" }, "Email me a sign-in link"),
+  );
+  submitting(form, async () => {
+    const email = String(new FormData(form).get("email") ?? "");
+    await api("POST", "/api/v1/identity/auth/magic-link", { email });
+    sent.replaceChildren(
+      h(
+        "div",
+        { class: "notice" },
+        h("p", {}, `If ${email} may sign in, a link is on its way. Open it in this browser, then come back here.`),
+        h(
+          "p",
+          { class: "muted" },
+          "No mail server configured (development)? The message is kept in the service's outbox: run ",
+          h("code", {}, "bun run cli mail list"),
+          " (start the service with ",
+          h("code", {}, "MAIL_OUTBOX_RAW_LINKS=true"),
+          " to keep the link usable there).",
+        ),
+      ),
+    );
+  });
+  return h("div", {}, form, sent);
+}
