@@ -2,6 +2,7 @@ import { ApiError, api } from "./api.ts";
 import { h } from "./dom.ts";
 import { errorNote, onPress } from "./feedback.ts";
 import { navigate, type Organisation, param, type ViewName, viewNames } from "./state.ts";
+import { delegations } from "./views/delegations.ts";
 import { domains } from "./views/domains.ts";
 import { keys } from "./views/keys.ts";
 import { overview } from "./views/overview.ts";
@@ -12,8 +13,13 @@ interface WhoAmI {
   user: { id: string; email: string };
 }
 
-const titles: Record<ViewName, string> = { overview: "Overview", domains: "Domains", keys: "API keys" };
-const views: Record<ViewName, (org: Organisation) => HTMLElement> = { overview, domains, keys };
+const titles: Record<ViewName, string> = {
+  overview: "Overview",
+  domains: "Domains",
+  delegations: "Delegations",
+  keys: "API keys",
+};
+const views: Record<ViewName, (org: Organisation) => HTMLElement> = { overview, domains, delegations, keys };
 
 const root = document.getElementById("app") as HTMLElement;
 
@@ -54,7 +60,8 @@ async function page(): Promise<Node> {
         "select",
         {
           id: "org",
-          onchange: (e: Event) => navigate({ org: (e.target as HTMLSelectElement).value, page: undefined }),
+          onchange: (e: Event) =>
+            navigate({ org: (e.target as HTMLSelectElement).value, page: undefined, as: undefined }),
         },
         ...orgs.map((o) => h("option", { value: o.id, selected: o.id === org.id }, `${o.name} (${o.org_type})`)),
       ),
@@ -69,7 +76,12 @@ async function page(): Promise<Node> {
               "aria-current": name === view ? "page" : undefined,
               onclick: (e: Event) => {
                 e.preventDefault();
-                navigate({ org: org.id, view: name, page: undefined });
+                navigate({
+                  org: org.id,
+                  view: name,
+                  page: undefined,
+                  as: name === "overview" ? (param("as") ?? undefined) : undefined,
+                });
               },
             },
             titles[name],

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdir } from "node:fs/promises";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
-import { createTestOrg, type TestOrg } from "../support/fixtures.ts";
-import { identityTestApp, memberOf, type SignedInUser } from "../support/identity.ts";
+import { publishTxt } from "../support/domain-probe.ts";
+import { createTestOrg, type TestOrg, uniqueDomain } from "../support/fixtures.ts";
+import { identityTestApp, memberOf, type SignedInUser, signIn } from "../support/identity.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
 
 /**
@@ -120,6 +121,61 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     await page.waitForSelector("[data-kpi=Retrievals]");
     expect(await page.$eval("#range", (select) => (select as HTMLSelectElement).value)).toBe("24h");
     expect({ offSite, errors }).toEqual({ offSite: [], errors: [] });
+    await page.close();
+  }, 60_000);
+
+  test("a new user creates an owner, verifies its domain by DNS, and grants a partner, who then reads the owner's data as the owner sees it", async () => {
+    const user = await signIn();
+    const { page, offSite, errors } = await openPage(user);
+    await page.goto(`${origin()}/app`);
+    await page.waitForSelector("#org-name");
+    const domain = uniqueDomain("journey");
+    await page.type("#org-name", "Journey News");
+    await page.type("#org-domain", domain);
+    await page.click("form.card button[type=submit]");
+    await page.waitForSelector(`[data-domain="${domain}"] code`);
+    // Publish the TXT record the page asks for, then check it from the page.
+    const [name, value] = await page.$$eval(`[data-domain="${domain}"] li:first-child code`, (codes) =>
+      codes.map((code) => code.textContent ?? ""),
+    );
+    publishTxt(name as string, [value as string]);
+    await shot(page, "dashboard-domains");
+    await page.click(`[data-domain="${domain}"] li:first-child button`);
+    await page.waitForSelector(`[data-domain="${domain}"] .badge.verified`);
+    const ownerId = new URL(page.url()).searchParams.get("org") as string;
+
+    // The owner's data: one retrieval on its domain, reported by the partner.
+    const partner = await createTestOrg({ type: "platform" });
+    const sent = await fetch(`${origin()}/events`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": partner.key },
+      body: JSON.stringify(batch([validEvents.retrieved(domain)])),
+    });
+    expect(sent.status).toBe(200);
+
+    await page.goto(`${origin()}/app?org=${ownerId}&view=delegations`);
+    await page.waitForSelector("#grantee");
+    await page.type("#grantee", partner.id);
+    await page.click("form.card button[type=submit]");
+    await page.waitForSelector("td code");
+    expect(await textOf(page, "td code")).toBe(partner.id);
+
+    const partnerUser = await memberOf(partner.id, "member");
+    const partnerPage = await openPage(partnerUser);
+    await partnerPage.page.goto(`${origin()}/app?org=${partner.id}&view=delegations`);
+    await partnerPage.page.waitForSelector("td button");
+    await partnerPage.page.click("td button");
+    await partnerPage.page.waitForSelector("[data-kpi=Retrievals]");
+    expect(await textOf(partnerPage.page, "[data-kpi=Retrievals]")).toBe("1");
+    expect(await textOf(partnerPage.page, ".notice code")).toBe(ownerId);
+    expect(new URL(partnerPage.page.url()).searchParams.get("as")).toBe(ownerId);
+    await shot(partnerPage.page, "dashboard-partner");
+    expect({ offSite, errors, partnerErrors: partnerPage.errors }).toEqual({
+      offSite: [],
+      errors: [],
+      partnerErrors: [],
+    });
+    await partnerPage.page.close();
     await page.close();
   }, 60_000);
 

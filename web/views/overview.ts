@@ -13,9 +13,15 @@ const tiles = [
   ["Engagements", "content_engaged"],
 ] as const;
 
-const readsOf = (org: Organisation) => (org.org_type === "content_owner" ? "/content-owners" : "/agent");
+/**
+ * Whose data the overview shows: an owner's own; for a platform or agent, what it
+ * reported, or (`as` in the URL) a grantor's, through its delegation, exactly as
+ * the grantor sees it.
+ */
+const readsOf = (org: Organisation) => (org.org_type === "content_owner" || param("as") ? "/content-owners" : "/agent");
 const periodQuery = (org: Organisation, period: Period) => ({
   org_id: org.id,
+  delegated_from: org.org_type === "content_owner" ? undefined : (param("as") ?? undefined),
   since: period.since.toISOString(),
   until: period.until.toISOString(),
 });
@@ -27,9 +33,24 @@ export function overview(org: Organisation): HTMLElement {
   const base = readsOf(org);
   const summaryOf = (p: Period) => api<SummaryAnswer>("GET", `${base}/summary?${query(periodQuery(org, p))}`);
   const current = summaryOf(period);
+  const grantor = org.org_type === "content_owner" ? null : param("as");
   return h(
     "div",
     {},
+    grantor
+      ? h(
+          "p",
+          { class: "notice" },
+          "Reading the data of content owner ",
+          h("code", {}, grantor),
+          " through its delegation, as it sees it. ",
+          h(
+            "button",
+            { type: "button", class: "link", onclick: () => navigate({ as: undefined }) },
+            "Back to your own",
+          ),
+        )
+      : null,
     rangeControls(period, compare),
     loaded("Totals", async () => {
       const [now, before] = await Promise.all([current, compare ? summaryOf(previousOf(period)) : null]);
