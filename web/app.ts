@@ -2,24 +2,38 @@ import { ApiError, api } from "./api.ts";
 import { h } from "./dom.ts";
 import { errorNote, onPress } from "./feedback.ts";
 import { navigate, type Organisation, param, type ViewName, viewNames } from "./state.ts";
+import { admin } from "./views/admin.ts";
 import { delegations } from "./views/delegations.ts";
 import { domains } from "./views/domains.ts";
 import { keys } from "./views/keys.ts";
+import { members } from "./views/members.ts";
 import { overview } from "./views/overview.ts";
 import { signIn } from "./views/sign-in.ts";
 import { start } from "./views/start.ts";
+import { webhooks } from "./views/webhooks.ts";
 
 interface WhoAmI {
   user: { id: string; email: string };
+  is_operator_admin: boolean;
 }
 
-const titles: Record<ViewName, string> = {
+const titles: Record<ViewName | "admin", string> = {
   overview: "Overview",
   domains: "Domains",
   delegations: "Delegations",
+  members: "Members",
   keys: "API keys",
+  webhooks: "Webhooks",
+  admin: "Operator",
 };
-const views: Record<ViewName, (org: Organisation) => HTMLElement> = { overview, domains, delegations, keys };
+const views: Record<ViewName, (org: Organisation) => HTMLElement> = {
+  overview,
+  domains,
+  delegations,
+  members,
+  keys,
+  webhooks,
+};
 
 const root = document.getElementById("app") as HTMLElement;
 
@@ -44,10 +58,27 @@ async function page(): Promise<Node> {
   }
   const { items: orgs } = await api<{ items: Organisation[] }>("GET", "/api/v1/identity/organizations?limit=100");
   const org = orgs.find((o) => o.id === param("org")) ?? orgs[0];
-  if (!org) return start(me.user.email);
+  if (me.is_operator_admin && param("view") === "admin") return frame(me, orgs, org, "admin", admin());
+  if (!org) return frame(me, orgs, undefined, undefined, start(me.user.email));
   const available = viewNames.filter((name) => name !== "domains" || org.org_type === "content_owner");
   const view = available.find((name) => name === param("view")) ?? "overview";
-  document.title = `${titles[view]} · ${org.name} · Content Telemetry`;
+  return frame(me, orgs, org, view, views[view](org));
+}
+
+/** The header (organisation, sections, the user) around a view. */
+function frame(
+  me: WhoAmI,
+  orgs: Organisation[],
+  org: Organisation | undefined,
+  view: ViewName | "admin" | undefined,
+  content: HTMLElement,
+): Node {
+  const sections: (ViewName | "admin")[] = org
+    ? viewNames.filter((name) => name !== "domains" || org.org_type === "content_owner")
+    : [];
+  if (me.is_operator_admin) sections.push("admin");
+  const title = view ? titles[view] : "Welcome";
+  document.title = `${title}${org ? ` · ${org.name}` : ""} · Content Telemetry`;
   return h(
     "div",
     {},
@@ -55,29 +86,32 @@ async function page(): Promise<Node> {
       "header",
       {},
       h("strong", { class: "brand" }, "Content Telemetry"),
-      h("label", { for: "org" }, "Organisation"),
-      h(
-        "select",
-        {
-          id: "org",
-          onchange: (e: Event) =>
-            navigate({ org: (e.target as HTMLSelectElement).value, page: undefined, as: undefined }),
-        },
-        ...orgs.map((o) => h("option", { value: o.id, selected: o.id === org.id }, `${o.name} (${o.org_type})`)),
-      ),
+      orgs.length > 0
+        ? [
+            h("label", { for: "org" }, "Organisation"),
+            h(
+              "select",
+              {
+                id: "org",
+                onchange: (e: Event) =>
+                  navigate({ org: (e.target as HTMLSelectElement).value, page: undefined, as: undefined }),
+              },
+              ...orgs.map((o) => h("option", { value: o.id, selected: o.id === org?.id }, `${o.name} (${o.org_type})`)),
+            ),
+          ]
+        : null,
       h(
         "nav",
         { "aria-label": "Sections" },
-        ...available.map((name) =>
+        ...sections.map((name) =>
           h(
             "a",
             {
-              href: `?${new URLSearchParams({ org: org.id, view: name })}`,
+              href: `?${new URLSearchParams({ ...(org ? { org: org.id } : {}), view: name })}`,
               "aria-current": name === view ? "page" : undefined,
               onclick: (e: Event) => {
                 e.preventDefault();
                 navigate({
-                  org: org.id,
                   view: name,
                   page: undefined,
                   as: name === "overview" ? (param("as") ?? undefined) : undefined,
@@ -91,10 +125,10 @@ async function page(): Promise<Node> {
       h("span", { class: "muted" }, me.user.email),
       onPress(h("button", { type: "button", class: "link" }, "Sign out"), async () => {
         await api("POST", "/api/v1/identity/auth/sign-out");
-        navigate({ org: undefined, view: undefined });
+        navigate({ org: undefined, view: undefined, as: undefined });
       }),
     ),
-    h("main", {}, h("h1", {}, titles[view]), views[view](org)),
+    h("main", {}, h("h1", {}, title), content),
   );
 }
 

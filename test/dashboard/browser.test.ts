@@ -3,7 +3,15 @@ import { mkdir } from "node:fs/promises";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { publishTxt } from "../support/domain-probe.ts";
 import { createTestOrg, type TestOrg, uniqueDomain } from "../support/fixtures.ts";
-import { identityTestApp, memberOf, type SignedInUser, signIn } from "../support/identity.ts";
+import {
+  callIdentity,
+  identityTestApp,
+  memberOf,
+  type SignedInUser,
+  signIn,
+  signInOperatorAdmin,
+  uniqueEmail,
+} from "../support/identity.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
 
 /**
@@ -176,6 +184,75 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
       partnerErrors: [],
     });
     await partnerPage.page.close();
+    await page.close();
+  }, 60_000);
+
+  test("an owner invites a member, changes a settings flag and creates a webhook endpoint whose secret is shown once", async () => {
+    const owner = await createTestOrg();
+    const user = await memberOf(owner.id, "owner");
+    const { page, errors } = await openPage(user);
+    await page.goto(`${origin()}/app?org=${owner.id}&view=members`);
+    await page.waitForSelector("#invite-email");
+    const invited = uniqueEmail("invited");
+    await page.type("#invite-email", invited);
+    await page.select("#invite-role", "admin");
+    await page.click("form.card:has(#invite-email) button[type=submit]");
+    await page.waitForFunction((email) => document.body.textContent?.includes(email), {}, invited);
+    await page.waitForSelector("input[name=visible_in_click_token_lookups]");
+    await page.click("input[name=visible_in_click_token_lookups]");
+    await Promise.all([
+      page.waitForResponse((response) => response.request().method() === "PATCH" && response.ok()),
+      page.click("form.card:has(input[name=visible_in_click_token_lookups]) button[type=submit]"),
+    ]);
+    await page.reload();
+    await page.waitForSelector("input[name=visible_in_click_token_lookups]");
+    expect(
+      await page.$eval("input[name=visible_in_click_token_lookups]", (box) => (box as HTMLInputElement).checked),
+    ).toBe(true);
+    await shot(page, "dashboard-members");
+
+    await page.goto(`${origin()}/app?org=${owner.id}&view=webhooks`);
+    await page.waitForSelector("#webhook-url");
+    await page.type("#webhook-url", "https://hooks.example.org/content-telemetry");
+    await page.click("form.card button[type=submit]");
+    await page.waitForSelector("#webhook-secret");
+    expect((await textOf(page, "#webhook-secret")).length).toBeGreaterThan(20);
+    await page.waitForSelector("article.card h3");
+    expect(await textOf(page, "article.card h3")).toBe("https://hooks.example.org/content-telemetry");
+    await page.reload();
+    await page.waitForSelector("article.card h3");
+    expect(await page.$("#webhook-secret")).toBeNull();
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  test("an operator admin approves an access request with a note and sees the new organisation listed", async () => {
+    const requester = await signIn();
+    const name = `Requested ${crypto.randomUUID().slice(0, 8)}`;
+    const filed = await callIdentity("POST", "/api/v1/identity/platform-access-requests", {
+      session: requester.session,
+      body: { org_name: name, admin_email: requester.email, use_case: "We report retrievals." },
+    });
+    expect(filed.status).toBe(201);
+    const admin = await signInOperatorAdmin();
+    const { page, errors } = await openPage(admin);
+    await page.goto(`${origin()}/app?view=admin`);
+    const card = `[data-request="${filed.body.id}"]`;
+    await page.waitForSelector(card);
+    await page.type(`${card} input`, "Welcome aboard");
+    await shot(page, "dashboard-operator");
+    await page.click(`${card} button`);
+    await page.waitForFunction((selector) => document.querySelector(selector) === null, {}, card);
+    await page.waitForFunction(
+      (org) => [...document.querySelectorAll("td")].some((td) => td.textContent === org),
+      {},
+      name,
+    );
+    const reviewed = await callIdentity("GET", "/api/v1/identity/platform-access-requests", {
+      session: requester.session,
+    });
+    expect(reviewed.body.items[0]).toMatchObject({ status: "approved", reviewer_note: "Welcome aboard" });
+    expect(errors).toEqual([]);
     await page.close();
   }, 60_000);
 

@@ -1,6 +1,6 @@
 import { api } from "../api.ts";
 import { h } from "../dom.ts";
-import { submitting } from "../feedback.ts";
+import { loaded, submitting } from "../feedback.ts";
 
 /** Sign-in by emailed link (the existing magic-link routes); the link signs this browser in. */
 export function signIn(): HTMLElement {
@@ -33,5 +33,18 @@ export function signIn(): HTMLElement {
       ),
     );
   });
-  return h("div", {}, form, sent);
+  const providers = loaded("Other ways to sign in", async () => {
+    const { items } = await api<{ items: { id: string; issuer: string; start_url: string }[] }>(
+      "GET",
+      "/api/v1/identity/auth/oidc/providers",
+    );
+    if (items.length === 0) return h("span");
+    return h(
+      "div",
+      { class: "card narrow" },
+      h("p", {}, "Or sign in with:"),
+      ...items.map((provider) => h("p", {}, h("a", { href: provider.start_url, class: "button" }, provider.id))),
+    );
+  });
+  return h("div", {}, form, sent, providers);
 }

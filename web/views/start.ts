@@ -1,15 +1,62 @@
 import { api } from "../api.ts";
 import { h } from "../dom.ts";
-import { submitting } from "../feedback.ts";
+import { loaded, onPress, submitting } from "../feedback.ts";
 import { navigate } from "../state.ts";
 
-/** A signed-in user without an organisation creates a content owner (platforms go through access requests). */
+interface MyInvite {
+  id: string;
+  organization_name: string;
+  role: string;
+}
+
+interface AccessRequest {
+  org_name: string;
+  status: string;
+  reviewer_note: string | null;
+}
+
+const base = "/api/v1/identity";
+
+/**
+ * A signed-in user without an organisation: claim an invitation, create a content
+ * owner, or ask the operators for a platform or agent organisation.
+ */
 export function start(email: string): HTMLElement {
+  return h(
+    "div",
+    {},
+    h("p", {}, `Signed in as ${email}. You belong to no organisation yet.`),
+    loaded("Invitations", async () => {
+      const { items } = await api<{ items: MyInvite[] }>("GET", `${base}/me/invites`);
+      if (items.length === 0) return h("span");
+      return h(
+        "div",
+        { class: "card" },
+        h("h2", {}, "Invitations for you"),
+        ...items.map((invite) =>
+          h(
+            "p",
+            {},
+            `${invite.organization_name} (as ${invite.role}) `,
+            onPress(h("button", { type: "button" }, "Join"), async () => {
+              const claimed = await api<{ organization_id: string }>("POST", `${base}/invites/${invite.id}/claim`);
+              navigate({ org: claimed.organization_id });
+            }),
+          ),
+        ),
+      );
+    }),
+    ownerForm(),
+    accessRequestForm(),
+  );
+}
+
+function ownerForm(): HTMLElement {
   const form = h(
     "form",
-    { class: "card narrow" },
-    h("h1", {}, "Create your organisation"),
-    h("p", {}, `Signed in as ${email}. You belong to no organisation yet: create the content owner you publish as.`),
+    { class: "card" },
+    h("h2", {}, "Create a content owner"),
+    h("p", { class: "muted" }, "For publishers: you verify your domains and see what agents do with your content."),
     h("label", { for: "org-name" }, "Organisation name"),
     h("input", { id: "org-name", name: "name", required: true, maxlength: 200 }),
     h("label", { for: "org-domain" }, "Your domain"),
@@ -18,7 +65,7 @@ export function start(email: string): HTMLElement {
   );
   submitting(form, async () => {
     const data = new FormData(form);
-    const created = await api<{ id: string }>("POST", "/api/v1/identity/organizations", {
+    const created = await api<{ id: string }>("POST", `${base}/organizations`, {
       name: String(data.get("name") ?? ""),
       org_type: "content_owner",
       domain: String(data.get("domain") ?? ""),
@@ -26,4 +73,55 @@ export function start(email: string): HTMLElement {
     navigate({ org: created.id, view: "domains" });
   });
   return form;
+}
+
+function accessRequestForm(): HTMLElement {
+  const form = h(
+    "form",
+    { class: "card" },
+    h("h2", {}, "Ask for a platform or agent organisation"),
+    h("p", { class: "muted" }, "For AI platforms, agents and emitters; an operator reviews the request."),
+    h("label", { for: "request-type" }, "Kind"),
+    h(
+      "select",
+      { id: "request-type", name: "type" },
+      h("option", { value: "platform" }, "platform"),
+      h("option", { value: "agent" }, "agent"),
+    ),
+    h("label", { for: "request-name" }, "Organisation name"),
+    h("input", { id: "request-name", name: "org_name", required: true, maxlength: 200 }),
+    h("label", { for: "request-email" }, "Administrator's email"),
+    h("input", { id: "request-email", name: "admin_email", type: "email", required: true }),
+    h("label", { for: "request-use" }, "What you will report"),
+    h("input", { id: "request-use", name: "use_case", required: true, maxlength: 4000, size: 50 }),
+    h("button", { type: "submit" }, "Send request"),
+  );
+  submitting(form, async () => {
+    const data = new FormData(form);
+    await api("POST", `${base}/${String(data.get("type"))}-access-requests`, {
+      org_name: String(data.get("org_name") ?? ""),
+      admin_email: String(data.get("admin_email") ?? ""),
+      use_case: String(data.get("use_case") ?? ""),
+    });
+    navigate({});
+  });
+  return h(
+    "div",
+    {},
+    form,
+    loaded("Your requests", async () => {
+      const [platform, agent] = await Promise.all(
+        ["platform", "agent"].map((type) => api<{ items: AccessRequest[] }>("GET", `${base}/${type}-access-requests`)),
+      );
+      const requests = [...(platform?.items ?? []), ...(agent?.items ?? [])];
+      if (requests.length === 0) return h("span");
+      return h(
+        "ul",
+        {},
+        ...requests.map((r) =>
+          h("li", {}, `${r.org_name}: ${r.status}${r.reviewer_note ? ` (${r.reviewer_note})` : ""}`),
+        ),
+      );
+    }),
+  );
 }

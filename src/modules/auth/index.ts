@@ -31,6 +31,33 @@ function signedIn(
   };
 }
 
+type SignedInAnswer = ReturnType<typeof signedIn>;
+
+/**
+ * A sign-in answered for whoever asks: JSON for API clients, a small page for a
+ * person in a browser (Accept preferring text/html), with the same session cookie.
+ */
+async function answeredFor(
+  accept: string | undefined,
+  set: { headers: Record<string, unknown> },
+  signIn: () => Promise<SignedInAnswer>,
+): Promise<SignedInAnswer> {
+  if (!prefersHtml(accept)) return signIn();
+  // Elysia sends a Response as it is, past the JSON schema, which the types cannot express.
+  const html = (body: string, status: number) =>
+    new Response(body, {
+      status,
+      headers: { ...(set.headers as Record<string, string>), "content-type": "text/html; charset=utf-8" },
+    }) as unknown as SignedInAnswer;
+  try {
+    const { user, expires_at } = await signIn();
+    return html(signedInPage(user.email, new Date(expires_at).toISOString()), 200);
+  } catch (error) {
+    if (error instanceof ProblemError) return html(signInFailedPage(error.detail ?? error.title), error.status);
+    throw error;
+  }
+}
+
 export const authModule = (ctx: AppContext) => {
   const oidc = new OidcSignIn(parseOidcProviders(ctx.config.OIDC_PROVIDERS), ctx.config);
   // The link's GET and the POST for clients that read the link themselves spend the token alike.
@@ -57,23 +84,7 @@ export const authModule = (ctx: AppContext) => {
     )
     .get(
       "/magic-link/verify",
-      async ({ query, set, headers }) => {
-        if (!prefersHtml(headers.accept)) return spendMagicLink(query.token, set);
-        // A person following the link in a browser: the same sign-in, said in a page.
-        // Elysia sends a Response as it is, past the JSON schema, which the types cannot express.
-        const html = (body: string, status: number) =>
-          new Response(body, {
-            status,
-            headers: { ...(set.headers as Record<string, string>), "content-type": "text/html; charset=utf-8" },
-          }) as unknown as Awaited<ReturnType<typeof spendMagicLink>>;
-        try {
-          const { user, expires_at } = await spendMagicLink(query.token, set);
-          return html(signedInPage(user.email, new Date(expires_at).toISOString()), 200);
-        } catch (error) {
-          if (error instanceof ProblemError) return html(signInFailedPage(error.detail ?? error.title), error.status);
-          throw error;
-        }
-      },
+      ({ query, set, headers }) => answeredFor(headers.accept, set, () => spendMagicLink(query.token, set)),
       {
         public: "by_address",
         query: MagicLinkVerify,
@@ -153,7 +164,10 @@ export const authModule = (ctx: AppContext) => {
     )
     .get(
       "/oidc/:provider/callback",
-      async ({ params, query, set }) => signedIn(ctx, set, await oidc.finish(ctx.sql, params.provider, query)),
+      ({ params, query, set, headers }) =>
+        answeredFor(headers.accept, set, async () =>
+          signedIn(ctx, set, await oidc.finish(ctx.sql, params.provider, query)),
+        ),
       {
         public: "by_address",
         params: OidcProviderParams,
@@ -162,6 +176,8 @@ export const authModule = (ctx: AppContext) => {
         detail: {
           summary:
             "The provider's redirect back: verifies the ID token against the provider's JWKS and starts a session",
+          description:
+            "A browser (Accept preferring text/html) gets a small HTML page (text/html) saying what happened, with the session cookie set; API clients get the JSON below.",
         },
       },
     );

@@ -7,9 +7,16 @@ import { accessPlugin } from "../../http/access.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { domainOnWire } from "../domains/model.ts";
 import { listDomains } from "../domains/service.ts";
-import { CreatedOrganization, CreateOrganization, OrganizationDetail, OrganizationRecord } from "./model.ts";
+import {
+  AdminOrganizationRecord,
+  CreatedOrganization,
+  CreateOrganization,
+  OrganizationDetail,
+  OrganizationRecord,
+  OrgType,
+} from "./model.ts";
 import { createContentOwner } from "./self-serve.ts";
-import { findOrganization, listUserOrganizations } from "./service.ts";
+import { findOrganization, listAllOrganizations, listUserOrganizations } from "./service.ts";
 
 const accessRequestEndpoints = {
   platform: "/api/v1/identity/platform-access-requests",
@@ -95,6 +102,21 @@ export const organizationsModule = (ctx: AppContext) =>
           summary: "One organisation with its domains (member session, or identity:read key of that organisation)",
           description:
             "`role` is the signed-in caller's role, null for API keys; at most 100 domains (see GET /domains).",
+        },
+      },
+    )
+    .get(
+      "/admin/organizations",
+      async ({ query }) => {
+        const page = pageOf(query);
+        return { ...(await listAllOrganizations(ctx.sql, { orgType: query.org_type }, page)), ...page };
+      },
+      {
+        session: "operator_admin",
+        query: t.Object({ org_type: t.Optional(OrgType), ...pageQuery() }),
+        response: Paged(AdminOrganizationRecord),
+        detail: {
+          summary: "Every organisation, newest first, with its verified domains and member count (operator admin)",
         },
       },
     );

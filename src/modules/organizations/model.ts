@@ -21,6 +21,15 @@ export const OrganizationRecord = t.Object({
   role: Role,
 });
 
+export const AdminOrganizationRecord = t.Object({
+  id: t.String({ format: "uuid" }),
+  name: t.String(),
+  org_type: OrgType,
+  created_at: t.Date(),
+  verified_domains: t.Array(t.String()),
+  members: t.Integer(),
+});
+
 export const CreatedOrganization = t.Object({
   ...OrganizationRecord.properties,
   domains: t.Array(t.Object({ domain: t.String(), state: t.Union([t.Literal("registered"), t.Literal("verified")]) })),

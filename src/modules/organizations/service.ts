@@ -51,6 +51,34 @@ export async function listUserOrganizations(
   return { items, total: count?.n ?? 0 };
 }
 
+export interface AdminOrganization {
+  id: string;
+  name: string;
+  org_type: OrgType;
+  created_at: Date;
+  verified_domains: string[];
+  members: number;
+}
+
+/** Every organisation, newest first, with its verified domains and member count (operator admins). */
+export async function listAllOrganizations(
+  sql: Queryable,
+  filter: { orgType: OrgType | undefined },
+  page: { limit: number; offset: number },
+): Promise<{ items: AdminOrganization[]; total: number }> {
+  const ofType = filter.orgType ? sql`WHERE o.org_type = ${filter.orgType}` : sql``;
+  const items = await sql<AdminOrganization[]>`
+    SELECT o.id, o.name, o.org_type, o.created_at,
+           ARRAY(SELECT d.domain FROM domains d WHERE d.org_id = o.id AND d.state = 'verified' ORDER BY d.domain)
+             AS verified_domains,
+           (SELECT count(*)::int FROM organization_members m WHERE m.org_id = o.id) AS members
+    FROM organizations o ${ofType}
+    ORDER BY o.created_at DESC, o.id
+    LIMIT ${page.limit} OFFSET ${page.offset}`;
+  const [count] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM organizations o ${ofType}`;
+  return { items, total: count?.n ?? 0 };
+}
+
 /**
  * The user's memberships: the one in `orgId`, or (without it) up to two, enough
  * to tell whether the user belongs to exactly one organisation.
