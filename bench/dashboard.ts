@@ -58,11 +58,11 @@ async function load(range: string): Promise<{ interactive: number; complete: num
   await page.goto(`${server.url.origin}/app?org=${owner?.org_id}&range=${range}`, { waitUntil: "domcontentloaded" });
   await page.waitForSelector("[data-kpi=Sessions]", { timeout: 60_000 });
   const interactive = await page.evaluate(() => performance.now());
+  // Page code as text: this project's types have no DOM (web/ has its own tsconfig).
   await page.waitForFunction(
-    () =>
-      document.querySelector(".uplot canvas, .chart .muted") !== null &&
-      document.querySelector("td.url") !== null &&
-      document.querySelectorAll("[aria-busy=true]").length === 0,
+    `document.querySelector(".uplot canvas, .chart .muted") !== null &&
+     document.querySelector("td.url") !== null &&
+     document.querySelectorAll("[aria-busy=true]").length === 0`,
     { timeout: 60_000 },
   );
   const complete = await page.evaluate(() => performance.now());

@@ -14,6 +14,7 @@ import { delegationsModule } from "./modules/delegations/index.ts";
 import { domainsModule } from "./modules/domains/index.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { ingestModule } from "./modules/ingest/index.ts";
+import { ingestHealthModule } from "./modules/ingest-health/index.ts";
 import { keysModule } from "./modules/keys/index.ts";
 import { manifestsModule } from "./modules/manifests/index.ts";
 import { membersModule } from "./modules/members/index.ts";
@@ -68,6 +69,7 @@ export function createApp(ctx: AppContext) {
     .use(servedIf(api, () => delegationsModule(ctx)))
     .use(servedIf(api, () => webhooksModule(ctx)))
     .use(servedIf(api, () => resolveModule(ctx)))
+    .use(servedIf(api, () => ingestHealthModule(ctx)))
     .use(servedIf(api, () => dashboardModule(ctx)));
   index = {
     allowedMethods: routeMethodIndex(app.routes),

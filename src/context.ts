@@ -9,6 +9,7 @@ import type { Logger } from "./log.ts";
 import type { Mailer } from "./modules/auth/mailer.ts";
 import type { DomainProbe } from "./modules/domains/probe.ts";
 import type { GroupWriter } from "./modules/ingest/group-writer.ts";
+import type { IngestHealth } from "./modules/ingest-health/service.ts";
 import type { KeyAuthenticator } from "./modules/keys/authenticator.ts";
 
 /** What every module needs from the running process, handed in rather than imported. */
@@ -26,6 +27,8 @@ export interface AppContext {
   ingestGate: AdmissionGate;
   /** Writes ingested telemetry; concurrent requests share transactions. */
   ingestWriter: GroupWriter;
+  /** Counts accepted and refused ingest per organisation and hour, for the ingest health view. */
+  ingestHealth: IngestHealth;
   mailer: Mailer;
   /** DNS and HTTPS as domain verification sees them (replaced in tests). */
   domainProbe: DomainProbe;

@@ -26,6 +26,7 @@ const { ctx, db } = await startRuntime(config, log).catch((error: unknown) => {
 });
 const roles = serviceRoles(config.SERVICE_ROLES);
 const jobs = roles.has("jobs") ? startJobs(ctx) : undefined;
+ctx.ingestHealth.start();
 const jobRunnerWatch = jobs ? undefined : watchForJobRunners(ctx, config.SERVICE_ROLES);
 const app = createApp(ctx).listen({
   port: config.PORT,
@@ -69,6 +70,7 @@ async function shutdown(signal: string) {
   await app.server?.stop(true);
   await jobs?.stop();
   jobRunnerWatch?.stop();
+  await ctx.ingestHealth.stop();
   await ctx.readReplicas.close();
   await db.close();
   log.info("stopped");

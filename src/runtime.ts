@@ -12,6 +12,7 @@ import { createMailer } from "./modules/auth/mailer.ts";
 import { systemDomainProbe } from "./modules/domains/probe.ts";
 import { GroupWriter } from "./modules/ingest/group-writer.ts";
 import { recountSessions } from "./modules/ingest/service.ts";
+import { IngestHealth } from "./modules/ingest-health/service.ts";
 import { KeyAuthenticator } from "./modules/keys/authenticator.ts";
 import { loadWebhookSecretBox } from "./modules/webhooks/secret-key.ts";
 
@@ -37,6 +38,7 @@ export function buildContext(
     rateLimiter: RateLimiter.fromConfig(config),
     ingestGate: new AdmissionGate(config.INGEST_CONCURRENCY, config.INGEST_QUEUE, config.INGEST_QUEUE_WAIT_MS),
     ingestWriter: new GroupWriter(db.sql, config.INGEST_TRANSACTIONS, 2 * ingestLimits.maxEventsPerBatch),
+    ingestHealth: new IngestHealth(db.sql, log),
     mailer: createMailer(config, db.sql, log),
     domainProbe: systemDomainProbe,
     clock: () => new Date(),

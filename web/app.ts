@@ -5,6 +5,7 @@ import { navigate, type Organisation, param, type ViewName, viewNames } from "./
 import { admin } from "./views/admin.ts";
 import { delegations } from "./views/delegations.ts";
 import { domains } from "./views/domains.ts";
+import { ingestHealth } from "./views/ingest-health.ts";
 import { keys } from "./views/keys.ts";
 import { members } from "./views/members.ts";
 import { overview } from "./views/overview.ts";
@@ -23,6 +24,7 @@ const titles: Record<ViewName | "admin", string> = {
   delegations: "Delegations",
   members: "Members",
   keys: "API keys",
+  ingest: "Ingest health",
   webhooks: "Webhooks",
   admin: "Operator",
 };
@@ -32,6 +34,7 @@ const views: Record<ViewName, (org: Organisation) => HTMLElement> = {
   delegations,
   members,
   keys,
+  ingest: ingestHealth,
   webhooks,
 };
 

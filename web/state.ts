@@ -1,7 +1,15 @@
 /** What the page shows lives in its URL, so that a view can be shared and reloaded. */
 
-export type ViewName = "overview" | "domains" | "delegations" | "members" | "keys" | "webhooks";
-export const viewNames: readonly ViewName[] = ["overview", "domains", "delegations", "members", "keys", "webhooks"];
+export type ViewName = "overview" | "domains" | "delegations" | "members" | "keys" | "ingest" | "webhooks";
+export const viewNames: readonly ViewName[] = [
+  "overview",
+  "domains",
+  "delegations",
+  "members",
+  "keys",
+  "ingest",
+  "webhooks",
+];
 
 export const param = (name: string) => new URL(location.href).searchParams.get(name);
 

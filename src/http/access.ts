@@ -164,6 +164,11 @@ export async function admittedPrincipal(request: Request): Promise<Principal> {
   return principal;
 }
 
+/** The key a request was admitted with, if it got that far (for what happens after a refusal). */
+export async function admittedPrincipalOf(request: Request): Promise<Principal | undefined> {
+  return (await admittedRequests.get(request)?.catch(() => undefined))?.principal;
+}
+
 /**
  * Authenticates requests against route declarations. `admit` runs as early as the
  * request allows (before its body is read, from src/http/plugin.ts) and again from

@@ -3,9 +3,10 @@ import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { overLongArrays } from "../core/array-bounds.ts";
-import { invalid, problem } from "../core/problem.ts";
+import { invalid, type ProblemError, problem } from "../core/problem.ts";
 import { describeError } from "../log.ts";
-import { type Access, AccessResolver } from "./access.ts";
+import { eventsCarried } from "../modules/ingest-health/service.ts";
+import { type Access, AccessResolver, admittedPrincipalOf } from "./access.ts";
 import { internalError, problemFor } from "./errors.ts";
 import { readJsonBody } from "./json-body.ts";
 import { problemResponse } from "./problem.ts";
@@ -47,8 +48,32 @@ export interface RouteIndex {
  * checked before anything else, strict JSON bodies, one problem-details shape for
  * every error, and a structured access log.
  */
+/** Routes that take telemetry in (a key with telemetry:write): their refusals count in ingest health. */
+const isIngest = (access: Access | undefined) => access?.kind === "key" && access.scope === "telemetry:write";
+
 export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
   const resolver = new AccessResolver(ctx);
+  /** An ingest request refused after its key was known: shown to its organisation (ingest health). */
+  const recordRefusal = async (
+    request: Request,
+    path: string,
+    answer: ProblemError,
+    body: unknown,
+    requestId: string | undefined,
+  ) => {
+    const principal = await admittedPrincipalOf(request);
+    if (!principal) return;
+    ctx.ingestHealth.refused({
+      orgId: principal.orgId,
+      path,
+      status: answer.status,
+      code: answer.code,
+      detail: answer.detail,
+      errors: Array.isArray(answer.extensions.errors) ? answer.extensions.errors : [],
+      events: eventsCarried(body),
+      requestId,
+    });
+  };
   const bodyLimits = { maxBytes: ctx.config.MAX_BODY_BYTES, timeoutMs: ctx.config.BODY_TIMEOUT_SECONDS * 1000 };
   /**
    * Authenticates against the route's declaration before the body is read (parse)
@@ -89,7 +114,7 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
         await admitEarly(context);
         refuseNulInQuery(context.request.url);
       })
-      .onError({ as: "global" }, ({ code, error, request, path }) => {
+      .onError({ as: "global" }, ({ code, error, request, path, route, body }) => {
         const requestId = requestIds.get(request);
         const known = problemFor({
           code,
@@ -100,7 +125,10 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
           allowedMethods: code === "NOT_FOUND" ? routes.allowedMethods(path) : [],
         });
         if (!known) ctx.log.error("unhandled error", { request_id: requestId, path, ...describeError(error) });
-        return problemResponse(known ?? internalError(), path, requestId);
+        const answer = known ?? internalError();
+        if (isIngest(routes.accessOf(request.method, route)))
+          void recordRefusal(request, path, answer, body, requestId);
+        return problemResponse(answer, path, requestId);
       })
       .onAfterResponse({ as: "global" }, ({ request, path, set }) => {
         const started = requestStarts.get(request);

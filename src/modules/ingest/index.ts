@@ -52,7 +52,9 @@ export const ingestModule = (ctx: AppContext) => {
     ctx.ingestGate.run(async () => {
       const headerValue = request.headers.get(signatureHeader);
       const signature = await signatureStatusOf(ctx.sql, principal.orgId, headerValue, rawBodyOf(request), new Date());
-      return ingestDocument(ctx.ingestWriter, principal, body, format, ageLimits, signature);
+      const result = await ingestDocument(ctx.ingestWriter, principal, body, format, ageLimits, signature);
+      ctx.ingestHealth.accepted(principal.orgId, result.eventsCreated);
+      return result;
     });
   return new Elysia({ name: "ingest", detail: { tags: ["Ingest"] } })
     .use(accessPlugin(ctx))

@@ -1,0 +1,79 @@
+import { describe, expect, test } from "bun:test";
+import { IngestHealth } from "../../src/modules/ingest-health/service.ts";
+import { createTestOrg } from "../support/fixtures.ts";
+import { call } from "../support/http.ts";
+import { testRuntime } from "../support/runtime.ts";
+import { batch, validEvents } from "../support/telemetry-events.ts";
+
+const health = (key: string) => call("GET", "/api/v1/identity/ingest-health", { key });
+
+describe("ingest health", () => {
+  test("counts the events accepted and the requests refused this hour, and lists the refusals with their errors", async () => {
+    const { ctx } = await testRuntime();
+    const owner = await createTestOrg();
+    const domain = owner.domain as string;
+    const accepted = await call("POST", "/events", {
+      key: owner.key,
+      body: batch([validEvents.retrieved(domain), validEvents.retrieved(domain), validEvents.retrieved(domain)]),
+    });
+    expect(accepted.status).toBe(200);
+    const invalid = await call("POST", "/events", {
+      key: owner.key,
+      body: batch([validEvents.retrieved(domain), validEvents.retrieved(domain, { source_role: "moon" })]),
+    });
+    expect(invalid.status).toBe(400);
+    const malformed = await call("POST", "/events", {
+      key: owner.key,
+      body: "{not json",
+      headers: { "content-type": "application/json" },
+    });
+    expect(malformed.status).toBe(400);
+    await ctx.ingestHealth.flush();
+
+    const seen = await health(owner.key);
+    expect(seen.status).toBe(200);
+    expect(seen.body.hours).toHaveLength(1);
+    expect(seen.body.hours[0]).toMatchObject({ accepted_events: 3, refused_requests: 2, refused_events: 2 });
+    expect(seen.body.refusals.map((r: { code: string }) => r.code)).toEqual([malformed.body.code, invalid.body.code]);
+    const [newest, older] = seen.body.refusals;
+    expect(newest).toMatchObject({ path: "/events", status: 400, events: 0, request_id: malformed.body.request_id });
+    expect(older.errors).toEqual(invalid.body.errors);
+    expect(older.events).toBe(2);
+
+    const other = await createTestOrg();
+    expect((await health(other.key)).body).toMatchObject({ hours: [], refusals: [] });
+  });
+
+  test("several instances add up; a flood keeps the newest 10 refusals per organisation per flush", async () => {
+    const { ctx } = await testRuntime();
+    const org = await createTestOrg({ type: "platform" });
+    const instances = [new IngestHealth(ctx.sql, ctx.log), new IngestHealth(ctx.sql, ctx.log)];
+    for (const [i, instance] of instances.entries()) {
+      instance.accepted(org.id, 10 * (i + 1));
+      for (let n = 0; n < 25; n++) {
+        instance.refused({
+          orgId: org.id,
+          path: "/events",
+          status: 400,
+          code: "validation_failed",
+          detail: `refusal ${i}-${n}`,
+          errors: [],
+          events: 1,
+          requestId: undefined,
+        });
+      }
+      await instance.flush();
+    }
+    const seen = await health(org.key);
+    expect(seen.body.hours[0]).toMatchObject({ accepted_events: 30, refused_requests: 50, refused_events: 50 });
+    expect(seen.body.refusals).toHaveLength(20);
+    expect(seen.body.refusals[0].detail).toBe("refusal 1-24");
+  });
+
+  test("a key without identity:read is refused: 403 missing_scope", async () => {
+    const org = await createTestOrg({ type: "platform" });
+    const writeOnly = await org.keyWith(["telemetry:write"]);
+    const refused = await health(writeOnly);
+    expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 403, code: "missing_scope" });
+  });
+});

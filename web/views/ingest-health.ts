@@ -1,0 +1,95 @@
+import { api, query } from "../api.ts";
+import { bucketMs, countsChart, everyBucket } from "../chart.ts";
+import { formatCount, h } from "../dom.ts";
+import { loaded } from "../feedback.ts";
+import type { Organisation } from "../state.ts";
+
+interface Health {
+  flushed_every_seconds: number;
+  hours: { hour: string; accepted_events: number; refused_requests: number; refused_events: number }[];
+  refusals: {
+    received_at: string;
+    path: string;
+    status: number;
+    code: string;
+    detail: string | null;
+    errors: { path?: string; message?: string }[];
+    events: number;
+    request_id: string | null;
+  }[];
+}
+
+const hours = 48;
+
+/** For emitters: what the service accepted and refused per hour, and the latest refusals with their exact errors. */
+export function ingestHealth(org: Organisation): HTMLElement {
+  return loaded("Ingest health", async () => {
+    const health = await api<Health>("GET", `/api/v1/identity/ingest-health?${query({ org_id: org.id, hours })}`);
+    const until = new Date(Math.ceil(Date.now() / bucketMs.hour) * bucketMs.hour);
+    const period = { since: new Date(until.getTime() - hours * bucketMs.hour), until, interval: "hour" as const };
+    const starts = everyBucket(period, bucketMs.hour);
+    const byHour = new Map(health.hours.map((row) => [Date.parse(row.hour), row]));
+    const totals = health.hours.reduce(
+      (sum, row) => ({ accepted: sum.accepted + row.accepted_events, refused: sum.refused + row.refused_events }),
+      { accepted: 0, refused: 0 },
+    );
+    return h(
+      "div",
+      {},
+      h(
+        "p",
+        {},
+        `Last ${hours} hours: ${formatCount(totals.accepted)} events accepted, ${formatCount(totals.refused)} refused. `,
+        h("span", { class: "muted" }, `Counts are written every ${health.flushed_every_seconds} s.`),
+      ),
+      countsChart(
+        starts,
+        [
+          { label: "accepted events", values: starts.map((s) => byHour.get(s)?.accepted_events ?? 0) },
+          { label: "refused events", values: starts.map((s) => byHour.get(s)?.refused_events ?? 0) },
+        ],
+        period,
+        "Events per hour (UTC)",
+        "No ingest in the last 48 hours.",
+      ),
+      refusalList(health.refusals),
+    );
+  });
+}
+
+function refusalList(refusals: Health["refusals"]): HTMLElement {
+  if (refusals.length === 0) return h("p", { class: "muted" }, "No refused requests in the last 7 days.");
+  return h(
+    "div",
+    {},
+    h("h2", {}, "Latest refused requests"),
+    ...refusals.map((refusal) =>
+      h(
+        "article",
+        { class: "card refusal" },
+        h(
+          "h3",
+          {},
+          `${refusal.status} ${refusal.code}`,
+          h("span", { class: "muted" }, ` ${refusal.path}, ${refusal.received_at.replace("T", " ").slice(0, 19)} UTC`),
+        ),
+        refusal.detail ? h("p", {}, refusal.detail) : null,
+        refusal.errors.length > 0
+          ? h(
+              "ul",
+              {},
+              ...refusal.errors.map((error) =>
+                h("li", {}, h("code", {}, error.path ?? "/"), ` ${error.message ?? ""}`),
+              ),
+            )
+          : null,
+        h(
+          "p",
+          { class: "muted" },
+          `${refusal.events} events in the request`,
+          refusal.request_id ? `; request id ${refusal.request_id}` : "",
+        ),
+      ),
+    ),
+  );
+}
