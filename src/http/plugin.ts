@@ -61,18 +61,23 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
     body: unknown,
     requestId: string | undefined,
   ) => {
-    const principal = await admittedPrincipalOf(request);
-    if (!principal) return;
-    ctx.ingestHealth.refused({
-      orgId: principal.orgId,
-      path,
-      status: answer.status,
-      code: answer.code,
-      detail: answer.detail,
-      errors: Array.isArray(answer.extensions.errors) ? answer.extensions.errors : [],
-      events: eventsCarried(body),
-      requestId,
-    });
+    try {
+      const principal = await admittedPrincipalOf(request);
+      if (!principal) return;
+      ctx.ingestHealth.refused({
+        orgId: principal.orgId,
+        path,
+        status: answer.status,
+        code: answer.code,
+        detail: answer.detail,
+        errors: Array.isArray(answer.extensions.errors) ? answer.extensions.errors : [],
+        events: eventsCarried(body),
+        requestId,
+      });
+    } catch (error) {
+      // Health is a view on ingest: it never turns a refusal into a crash.
+      ctx.log.warn("an ingest refusal could not be counted", { request_id: requestId, ...describeError(error) });
+    }
   };
   const bodyLimits = { maxBytes: ctx.config.MAX_BODY_BYTES, timeoutMs: ctx.config.BODY_TIMEOUT_SECONDS * 1000 };
   /**

@@ -70,6 +70,32 @@ describe("ingest health", () => {
     expect(seen.body.refusals[0].detail).toBe("refusal 1-24");
   });
 
+  test("a refusal quoting NUL characters and lone surrogates is stored cleaned, and blocks nothing after it", async () => {
+    const { ctx } = await testRuntime();
+    const org = await createTestOrg({ type: "platform" });
+    const instance = new IngestHealth(ctx.sql, ctx.log);
+    const hostile = "a\u0000b\ud800c";
+    instance.refused({
+      orgId: org.id,
+      path: "/events",
+      status: 400,
+      code: "validation_failed",
+      detail: hostile,
+      errors: [{ path: "/events/0/agent_id", message: hostile }],
+      events: 1,
+      requestId: undefined,
+    });
+    await instance.flush();
+    instance.accepted(org.id, 1);
+    await instance.flush();
+    const seen = await health(org.key);
+    expect(seen.body.refusals[0]).toMatchObject({
+      detail: "a\uFFFDb\uFFFDc",
+      errors: [{ path: "/events/0/agent_id", message: "a\uFFFDb\uFFFDc" }],
+    });
+    expect(seen.body.hours[0]).toMatchObject({ accepted_events: 1, refused_requests: 1 });
+  });
+
   test("a key without identity:read is refused: 403 missing_scope", async () => {
     const org = await createTestOrg({ type: "platform" });
     const writeOnly = await org.keyWith(["telemetry:write"]);

@@ -155,7 +155,12 @@ function topUrls(base: string, org: Organisation, period: Period): HTMLElement {
       "GET",
       `${base}/urls?${query({ ...periodQuery(org, period), limit: pageSize, offset: page * pageSize })}`,
     );
-    const filter = h("input", { type: "search", id: "url-filter", placeholder: "Filter this page by URL" });
+    const filter = h("input", {
+      type: "search",
+      id: "url-filter",
+      placeholder: "Filter this page by URL",
+      "aria-label": "Filter this page of URLs",
+    });
     const body = h("tbody");
     let sortBy: "events" | "sessions" = "events";
     const render = () => {

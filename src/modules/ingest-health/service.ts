@@ -8,6 +8,9 @@ const maxRefusalsPerOrg = 10;
 const maxRefusals = 200;
 const purgeEveryMs = hourMs;
 
+/** Text PostgreSQL stores: no NUL, no lone surrogate (a refused body may hold both, and errors quote it). */
+const storable = (text: string) => text.toWellFormed().replaceAll("\u0000", "\uFFFD");
+
 export interface Refusal {
   orgId: string;
   path: string;
@@ -63,7 +66,17 @@ export class IngestHealth {
           ? this.#refusals[0]
           : undefined;
     if (dropped) this.#refusals.splice(this.#refusals.indexOf(dropped), 1);
-    this.#refusals.push({ ...refusal, errors: refusal.errors.slice(0, maxErrors), at: new Date(at) });
+    this.#refusals.push({
+      ...refusal,
+      path: storable(refusal.path),
+      detail: refusal.detail === undefined ? undefined : storable(refusal.detail),
+      errors: JSON.parse(
+        JSON.stringify(refusal.errors.slice(0, maxErrors), (_key, value) =>
+          typeof value === "string" ? storable(value) : value,
+        ),
+      ),
+      at: new Date(at),
+    });
   }
 
   #countsOf(orgId: string, at: number): HourCounts {
@@ -90,15 +103,19 @@ export class IngestHealth {
         await purgeHealth(this.sql);
       }
     } catch (error) {
-      // Kept for the next flush rather than lost (the database may be away for a moment).
+      // The counts are kept for the next flush (the database may be away for a
+      // moment); the refusals are dropped, so that one the database refuses cannot
+      // block every later flush.
       for (const counts of hours) {
         const kept = this.#countsOf(counts.orgId, counts.hourMs);
         kept.accepted += counts.accepted;
         kept.refusedRequests += counts.refusedRequests;
         kept.refusedEvents += counts.refusedEvents;
       }
-      this.#refusals = [...refusals, ...this.#refusals].slice(-maxRefusals);
-      this.log.warn("ingest health could not be written; trying again", { error: String(error) });
+      this.log.warn("ingest health could not be written; its counts are kept for the next try", {
+        error: String(error),
+        refusals_dropped: refusals.length,
+      });
     }
   }
 
@@ -155,17 +172,21 @@ async function purgeHealth(sql: Queryable) {
   await sql`DELETE FROM ingest_hours WHERE hour < now() - interval '90 days'`;
 }
 
+/** Events one document carries: an event batch's or a session document's `events`, or one for a single event. */
+function eventsOf(document: unknown): number {
+  if (typeof document !== "object" || document === null || Array.isArray(document)) return 0;
+  const events = (document as { events?: unknown }).events;
+  if (Array.isArray(events)) return events.length;
+  return "type" in document ? 1 : 0;
+}
+
 /**
- * Events a refused ingest body carried: an event batch's or a session document's
- * `events`, each document's of a bulk array, one for a single event; none when the
- * body could not be read.
+ * Events a refused ingest body carried: its document's, or each document's of a
+ * bulk array (one level only: a refused body may be anything); none when the body
+ * could not be read.
  */
 export function eventsCarried(body: unknown): number {
-  if (Array.isArray(body)) return body.reduce((sum: number, document) => sum + eventsCarried(document), 0);
-  if (typeof body !== "object" || body === null) return 0;
-  const events = (body as { events?: unknown }).events;
-  if (Array.isArray(events)) return events.length;
-  return "type" in body ? 1 : 0;
+  return Array.isArray(body) ? body.reduce((sum: number, document) => sum + eventsOf(document), 0) : eventsOf(body);
 }
 
 export interface IngestHealthView {
