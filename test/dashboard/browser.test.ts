@@ -283,6 +283,29 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     await page.close();
   }, 60_000);
 
+  test("in every view of an owner, every form field has a label and every button and link says what it does", async () => {
+    const owner = await createTestOrg();
+    const user = await memberOf(owner.id, "owner");
+    const { page, errors } = await openPage(user);
+    for (const view of ["overview", "domains", "delegations", "members", "keys", "ingest", "webhooks"]) {
+      await page.goto(`${origin()}/app?org=${owner.id}&view=${view}`);
+      await page.waitForSelector("main h1");
+      await page.waitForFunction(`document.querySelectorAll("[aria-busy=true]").length === 0`);
+      // Page code as text: this project's types have no DOM (web/ has its own tsconfig).
+      const unnamed = await page.evaluate(`[
+        ...[...document.querySelectorAll("input, select, textarea")]
+          .filter((field) => field.labels.length === 0 && !field.getAttribute("aria-label"))
+          .map((field) => "field " + (field.id || field.name)),
+        ...[...document.querySelectorAll("button, a")]
+          .filter((control) => control.textContent.trim() === "" && !control.getAttribute("aria-label"))
+          .map((control) => control.tagName),
+      ]`);
+      expect({ view, unnamed }).toEqual({ view, unnamed: [] });
+    }
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
   test("an API error is shown in words beside the form it concerns", async () => {
     const owner = await createTestOrg();
     const user = await memberOf(owner.id, "owner");

@@ -66,7 +66,17 @@ export function overview(org: Organisation): HTMLElement {
       ),
     ),
     topUrls(base, org, period),
-    loaded("Sources and agents", async () => breakdowns(await current)),
+    loaded("Sources, agents and domains", async () => {
+      const summary = await current;
+      // Per domain: the same summary narrowed with `domain`, for each of the owner's (at most a few dozen).
+      const perDomain = await Promise.all(
+        summary.domains.slice(0, maxDomainBreakdown).map(async (domain) => ({
+          domain,
+          summary: await api<SummaryAnswer>("GET", `${base}/summary?${query({ ...periodQuery(org, period), domain })}`),
+        })),
+      );
+      return breakdowns(summary, perDomain);
+    }),
     exportLinks(base, org, period),
   );
 }
@@ -240,7 +250,9 @@ function topUrls(base: string, org: Organisation, period: Period): HTMLElement {
   });
 }
 
-function breakdowns(summary: SummaryAnswer): HTMLElement {
+const maxDomainBreakdown = 25;
+
+function breakdowns(summary: SummaryAnswer, perDomain: { domain: string; summary: SummaryAnswer }[]): HTMLElement {
   const table = (caption: string, heads: string[], rows: (string | number)[][]) =>
     h(
       "table",
@@ -279,9 +291,9 @@ function breakdowns(summary: SummaryAnswer): HTMLElement {
       summary.agents.map((a) => [a.platform_id.slice(0, 8), a.agent_id ?? "(none)", a.event_count, a.session_count]),
     ),
     table(
-      "Domains",
-      ["Domain"],
-      summary.domains.map((d) => [d]),
+      "By domain",
+      ["Domain", "Events", "Sessions"],
+      perDomain.map((d) => [d.domain, d.summary.total_events, d.summary.total_sessions]),
     ),
   );
 }

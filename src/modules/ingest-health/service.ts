@@ -161,9 +161,11 @@ async function writeHealth(sql: Queryable, hours: HourCounts[], refusals: (Refus
         ${refusals.map((r) => JSON.stringify(r.errors))}::text[],
         ${refusals.map((r) => r.events)}::integer[],
         ${refusals.map((r) => r.requestId ?? null)}::text[]
-      ) AS r (org_id, received_at, path, status, code, detail, errors, events, request_id)
-      -- An organisation deleted meanwhile has nothing left to show.
-      WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = r.org_id)`;
+      ) WITH ORDINALITY AS r (org_id, received_at, path, status, code, detail, errors, events, request_id, n)
+      -- An organisation deleted meanwhile has nothing left to show. In arrival order,
+      -- so that ids order refusals of the same millisecond.
+      WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = r.org_id)
+      ORDER BY r.n`;
   }
 }
 
