@@ -106,14 +106,14 @@ const paths: Record<string, (rows: EventRow[]) => Promise<unknown>> = {
     }),
 };
 
-const perRow: Record<string, number[]> = {};
+const perRow: Record<string, number[]> = Object.fromEntries(Object.keys(paths).map((name) => [name, []]));
 for (let round = 0; round < rounds + 2; round++) {
   process.stderr.write(`\rround ${round + 1} of ${rounds + 2}`);
   for (const [name, write] of Object.entries(paths)) {
     const rows = rowsOf();
     const started = performance.now();
     await write(rows);
-    if (round >= 2) (perRow[name] ??= []).push(((performance.now() - started) * 1000) / rows.length);
+    if (round >= 2) perRow[name]?.push(((performance.now() - started) * 1000) / rows.length);
   }
 }
 process.stderr.write("\n");
