@@ -1,4 +1,4 @@
-import { ApiError, api } from "./api.ts";
+import { ApiError, type DataOf, identity, ok } from "./api.ts";
 import { h } from "./dom.ts";
 import { errorNote, onPress } from "./feedback.ts";
 import { navigate, type Organisation, param, type ViewName, viewNames } from "./state.ts";
@@ -13,10 +13,7 @@ import { signIn } from "./views/sign-in.ts";
 import { start } from "./views/start.ts";
 import { webhooks } from "./views/webhooks.ts";
 
-interface WhoAmI {
-  user: { id: string; email: string };
-  is_operator_admin: boolean;
-}
+type WhoAmI = DataOf<typeof identity.auth.session.get>;
 
 const titles: Record<ViewName | "admin", string> = {
   overview: "Overview",
@@ -54,12 +51,12 @@ async function render(): Promise<void> {
 async function page(): Promise<Node> {
   let me: WhoAmI;
   try {
-    me = await api<WhoAmI>("GET", "/api/v1/identity/auth/session");
+    me = await ok(identity.auth.session.get());
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return signIn();
     throw error;
   }
-  const { items: orgs } = await api<{ items: Organisation[] }>("GET", "/api/v1/identity/organizations?limit=100");
+  const { items: orgs } = await ok(identity.organizations.organizations.get({ query: { limit: 100 } }));
   const org = orgs.find((o) => o.id === param("org")) ?? orgs[0];
   if (me.is_operator_admin && param("view") === "admin") return frame(me, orgs, org, "admin", admin());
   if (!org) return frame(me, orgs, undefined, undefined, start(me.user.email));
@@ -97,7 +94,12 @@ function frame(
               {
                 id: "org",
                 onchange: (e: Event) =>
-                  navigate({ org: (e.target as HTMLSelectElement).value, page: undefined, as: undefined }),
+                  navigate({
+                    org: (e.target as HTMLSelectElement).value,
+                    page: undefined,
+                    as: undefined,
+                    url: undefined,
+                  }),
               },
               ...orgs.map((o) => h("option", { value: o.id, selected: o.id === org?.id }, `${o.name} (${o.org_type})`)),
             ),
@@ -117,6 +119,7 @@ function frame(
                 navigate({
                   view: name,
                   page: undefined,
+                  url: undefined,
                   as: name === "overview" ? (param("as") ?? undefined) : undefined,
                 });
               },
@@ -127,7 +130,7 @@ function frame(
       ),
       h("span", { class: "muted" }, me.user.email),
       onPress(h("button", { type: "button", class: "link" }, "Sign out"), async () => {
-        await api("POST", "/api/v1/identity/auth/sign-out");
+        await ok(identity.auth["sign-out"].post());
         navigate({ org: undefined, view: undefined, as: undefined });
       }),
     ),

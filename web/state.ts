@@ -1,3 +1,5 @@
+import type { DataOf, identity } from "./api.ts";
+
 /** What the page shows lives in its URL, so that a view can be shared and reloaded. */
 
 export type ViewName = "overview" | "domains" | "delegations" | "members" | "keys" | "ingest" | "webhooks";
@@ -24,9 +26,5 @@ export function navigate(changes: Record<string, string | undefined>) {
   dispatchEvent(new PopStateEvent("popstate"));
 }
 
-export interface Organisation {
-  id: string;
-  name: string;
-  org_type: string;
-  role: string | null;
-}
+/** One of the signed-in user's organisations, as GET /api/v1/identity/organizations lists it. */
+export type Organisation = DataOf<typeof identity.organizations.organizations.get>["items"][number];

@@ -437,7 +437,9 @@ export const accessPlugin = (ctx: AppContext) => {
       const access = declaredOrg(declared);
       return {
         detail: documented(access),
-        ...(access.orgFrom === "query" ? { query: OrgIdQuery } : {}),
+        // Typed as always there, so that typed clients (the dashboard's Eden Treaty) may pass
+        // org_id; the one route naming its organisation in the path (GET /organizations/:id) has none.
+        ...((access.orgFrom === "query" ? { query: OrgIdQuery } : {}) as { query: typeof OrgIdQuery }),
         async resolve(parts) {
           const admitted = await resolver.admit(parts, access);
           // Validation has passed by now, so the organisation id is well-formed.

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdir } from "node:fs/promises";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { contentOwner, fileRequest, partner } from "../support/delegations.ts";
 import { publishTxt } from "../support/domain-probe.ts";
 import { createTestOrg, type TestOrg, uniqueDomain } from "../support/fixtures.ts";
 import {
@@ -123,6 +124,14 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     const urls = await page.$$eval("td.url", (cells) => cells.map((cell) => cell.textContent));
     expect(urls).toEqual([`https://${domain}/article`, `https://${domain}/other`]);
     await shot(page, "dashboard-overview");
+
+    // The URL search asks the API (url_contains), and the page's address keeps it.
+    await page.type("#url-search", "OTHER");
+    await page.click("form[role=search] button");
+    await page.waitForFunction(`document.querySelectorAll("td.url").length === 1`);
+    expect(await textOf(page, "td.url")).toBe(`https://${domain}/other`);
+    expect(new URL(page.url()).searchParams.get("url")).toBe("OTHER");
+    expect(await textOf(page, 'section[aria-label="Top URLs"] h2')).toBe("Top URLs (1)");
 
     // The range lives in the URL: a reload shows the same view.
     await page.reload();
@@ -304,6 +313,145 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     }
     expect(errors).toEqual([]);
     await page.close();
+  }, 60_000);
+
+  test("an owner revokes a key, changes a member's role and removes them, revokes an invitation, answers two delegation requests, pings, redelivers and deletes a webhook, and signs out", async () => {
+    const owner = await contentOwner();
+    const user = await memberOf(owner.id, "owner");
+    const colleague = await memberOf(owner.id, "member");
+    const { page, errors } = await openPage(user);
+    page.on("dialog", (dialog) => void dialog.accept());
+    // An action re-renders the view from the API: wait until those requests are done.
+    const settled = () => page.waitForNetworkIdle({ idleTime: 100 });
+
+    await page.goto(`${origin()}/app?org=${owner.id}&view=keys`);
+    await page.waitForSelector("#key-name");
+    await page.click("form.card button[type=submit]");
+    await page.waitForSelector("#raw-key");
+    const minted = await textOf(page, "#raw-key");
+    // The row of the key just minted (the owner has others): its prefix is in the notice.
+    const prefix = (await textOf(page, ".notice p")).split(" ")[1] as string;
+    const row = `[...document.querySelectorAll("tr")].find((tr) => tr.querySelector("code")?.textContent === ${JSON.stringify(prefix)})`;
+    await page.waitForFunction(`${row}?.querySelector("button.danger")`);
+    await page.evaluate(`${row}.querySelector("button.danger").click()`);
+    await page.waitForFunction(`${row}?.textContent.includes("revoked")`);
+    expect((await fetch(`${origin()}/content-owners/summary`, { headers: { "x-api-key": minted } })).status).toBe(401);
+
+    await page.goto(`${origin()}/app?org=${owner.id}&view=members`);
+    const roleOf = `select[aria-label="Role of ${colleague.email}"]`;
+    await page.waitForSelector(roleOf);
+    await Promise.all([
+      page.waitForResponse((response) => response.request().method() === "PATCH" && response.ok()),
+      page.select(roleOf, "admin"),
+    ]);
+    const members = await callIdentity("GET", `/api/v1/identity/members?org_id=${owner.id}`, {
+      session: user.session,
+    });
+    expect(members.body.items.find((m: { email: string }) => m.email === colleague.email).role).toBe("admin");
+    await settled();
+    await page.click(`tr:has(${roleOf}) button.danger`);
+    await page.waitForFunction(`document.querySelector(${JSON.stringify(roleOf)}) === null`);
+    await settled();
+    const invited = uniqueEmail("invited");
+    await page.type("#invite-email", invited);
+    await page.click("form.card:has(#invite-email) button[type=submit]");
+    const inviteRow = `[...document.querySelectorAll("td")].some((td) => td.textContent === ${JSON.stringify(invited)})`;
+    await page.waitForFunction(inviteRow);
+    await page.click(`section[aria-label=Invitations] button.danger`);
+    await page.waitForFunction(`!(${inviteRow})`);
+
+    const [approved, denied] = [await partner(), await partner("agent")];
+    await Promise.all(
+      [approved, denied].map(async (grantee) =>
+        expect((await fileRequest(grantee, { domain: owner.domain })).status).toBe(201),
+      ),
+    );
+    await page.goto(`${origin()}/app?org=${owner.id}&view=delegations`);
+    await page.waitForSelector("section[aria-label=Requests] button");
+    const answer = async (from: string, label: "Approve" | "Deny") => {
+      const button = `[...document.querySelectorAll("section[aria-label=Requests] tr")]
+        .find((row) => row.textContent.includes(${JSON.stringify(from)}))
+        ?.querySelector(${JSON.stringify(label === "Deny" ? "button.danger" : "button:not(.danger)")})`;
+      await page.waitForFunction(button);
+      await page.evaluate(`${button}.click()`);
+      await settled();
+    };
+    await answer(approved.id, "Approve");
+    await answer(denied.id, "Deny");
+    await page.waitForFunction(
+      `[...document.querySelectorAll("section[aria-label='Delegations granted'] code")].some((code) => code.textContent === ${JSON.stringify(approved.id)})`,
+    );
+    // Neither is pending any more; only the approved one holds a delegation.
+    const held = await Promise.all(
+      [approved, denied].map(async (grantee) => {
+        const asked = (await callIdentity("GET", "/api/v1/identity/delegation-requests", { key: grantee.writer })).body;
+        const granted = (
+          await callIdentity("GET", "/api/v1/identity/delegations?role=grantee", { key: grantee.writer })
+        ).body;
+        return {
+          pending: asked.total,
+          delegations: granted.items.map((d: { grantor_org_id: string }) => d.grantor_org_id),
+        };
+      }),
+    );
+    expect(held).toEqual([
+      { pending: 0, delegations: [owner.id] },
+      { pending: 0, delegations: [] },
+    ]);
+
+    await page.goto(`${origin()}/app?org=${owner.id}&view=webhooks`);
+    await page.waitForSelector("#webhook-url");
+    await page.type("#webhook-url", "https://hooks.example.org/ping-me");
+    await page.click("form.card button[type=submit]");
+    await page.waitForSelector("article.card button");
+    await page.click("article.card button:not(.danger)");
+    await page.waitForFunction(
+      `[...document.querySelectorAll("article.card td")].some((td) => td.textContent === "ping")`,
+    );
+    await page.click("article.card td button");
+    await settled();
+    await page.waitForFunction(
+      `[...document.querySelectorAll("article.card td")].some((td) => td.textContent === "ping")`,
+    );
+    await page.click("article.card button.danger");
+    await page.waitForFunction(`document.body.textContent.includes("No endpoints.")`);
+
+    await page.click("header button.link");
+    await page.waitForSelector("#email");
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  test("a new user joins by invitation; another asks for an agent organisation and sees the request pending", async () => {
+    const owner = await createTestOrg();
+    const invitee = await signIn();
+    const invited = await callIdentity("POST", `/api/v1/identity/invites?org_id=${owner.id}`, {
+      session: (await memberOf(owner.id, "owner")).session,
+      body: { email: invitee.email, role: "member" },
+    });
+    expect(invited.status).toBe(201);
+    const joining = await openPage(invitee);
+    await joining.page.goto(`${origin()}/app`);
+    await joining.page.waitForSelector("section[aria-label=Invitations] button");
+    await joining.page.click("section[aria-label=Invitations] button");
+    await joining.page.waitForFunction(
+      `new URL(location.href).searchParams.get("org") === ${JSON.stringify(owner.id)}`,
+    );
+    await joining.page.waitForSelector("[data-kpi=Sessions]");
+
+    const asking = await openPage(await signIn());
+    await asking.page.goto(`${origin()}/app`);
+    await asking.page.waitForSelector("#request-name");
+    const name = `Agent ${crypto.randomUUID().slice(0, 8)}`;
+    await asking.page.select("#request-type", "agent");
+    await asking.page.type("#request-name", name);
+    await asking.page.type("#request-email", uniqueEmail("agent-admin"));
+    await asking.page.type("#request-use", "We cite news articles.");
+    await asking.page.click("form.card:has(#request-name) button[type=submit]");
+    await asking.page.waitForFunction(`document.body.textContent.includes(${JSON.stringify(`${name}: pending`)})`);
+    expect({ joining: joining.errors, asking: asking.errors }).toEqual({ joining: [], asking: [] });
+    await joining.page.close();
+    await asking.page.close();
   }, 60_000);
 
   test("an API error is shown in words beside the form it concerns", async () => {

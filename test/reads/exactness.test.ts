@@ -25,6 +25,8 @@ const hourMs = 3_600_000;
 const eventTypes = ["content_retrieved", "content_grounded", "content_cited", "content_presented", "turn_started"];
 const roles = ["agent", "origin", "edge", "index"];
 const intervals = ["hour", "day", "week", "month"] as const;
+/** url_contains texts: several URLs each (page-1 is also in page-10 to page-12), one, or none. */
+const urlSearches = ["PAGE-1", "/Page-7", "nothing-matches"];
 
 /** Sessions of a few to 15 events within hours, over one to three hosts, plus session-less events. */
 function randomEvents(count: number, hosts: string[], platforms: string[], from: number, to: number): TestEvent[] {
@@ -96,14 +98,18 @@ async function expectExact(readers: Reader[], ranges: ReferenceRange[]) {
 
       const urlLimit = random.pick([200, 5]);
       const urlOffset = urlLimit === 5 ? random.int(0, 6) : 0;
+      // Now and then only the URLs containing a text (in another case than stored).
+      const contains = random.chance(0.3) ? random.pick(urlSearches) : undefined;
+      const urlParams = { ...reader.params, limit: String(urlLimit), offset: String(urlOffset) };
       const urls = await call(
         "GET",
-        `${reader.prefix}/urls?${queryOf(range, { ...reader.params, limit: String(urlLimit), offset: String(urlOffset) })}`,
+        `${reader.prefix}/urls?${queryOf(range, contains ? { ...urlParams, url_contains: contains } : urlParams)}`,
         { key: reader.key },
       );
-      expect({ where, body: figuresOf(urls.body) }).toEqual({
+      expect({ where, contains, body: figuresOf(urls.body) }).toEqual({
         where,
-        body: await referenceUrls(sql, reader.scope, range, urlLimit, urlOffset),
+        contains,
+        body: await referenceUrls(sql, reader.scope, range, urlLimit, urlOffset, contains),
       });
 
       const offset = random.int(0, 20);

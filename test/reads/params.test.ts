@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { maxTimeseriesBuckets, parseIsoTime } from "../../src/modules/reads/params.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
+import { batch, validEvents } from "../support/telemetry-events.ts";
 
 async function expectInvalid(path: string, key: string, field: string) {
   const res = await call("GET", path, { key });
@@ -29,6 +30,8 @@ describe("read parameters", () => {
       await expectInvalid(`${prefix}/events?limit=0`, owner.key, "/limit");
       await expectInvalid(`${prefix}/urls?limit=201`, owner.key, "/limit");
       await expectInvalid(`${prefix}/urls?offset=x`, owner.key, "/offset");
+      await expectInvalid(`${prefix}/urls?url_contains=`, owner.key, "/url_contains");
+      await expectInvalid(`${prefix}/urls?url_contains=${"a".repeat(201)}`, owner.key, "/url_contains");
       await expectInvalid(`${prefix}/timeseries?interval=year`, owner.key, "/interval");
       await expectInvalid(`${prefix}/export?format=xml`, owner.key, "/format");
     }
@@ -89,4 +92,24 @@ describe("read parameters", () => {
       expect({ bad, parsed: parseIsoTime(bad) }).toEqual({ bad, parsed: undefined });
     }
   });
+});
+
+test("url_contains narrows URL pages to a plain substring, ignoring case; % and _ match only themselves", async () => {
+  const owner = await createTestOrg();
+  const domain = owner.domain as string;
+  const paths = ["/News/Election", "/news/weather", "/sport", "/100%_sure"];
+  const events = paths.map((path) => validEvents.retrieved(domain, { content_url: `https://${domain}${path}` }));
+  expect((await call("POST", "/events", { key: owner.key, body: batch(events) })).status).toBe(200);
+  const matching = async (text: string) => {
+    const page = await call("GET", `/content-owners/urls?url_contains=${encodeURIComponent(text)}`, { key: owner.key });
+    expect(page.status).toBe(200);
+    return {
+      total: page.body.total,
+      paths: page.body.items.map((item: { content_url: string }) => new URL(item.content_url).pathname).sort(),
+    };
+  };
+  expect(await matching("NEWS/")).toEqual({ total: 2, paths: ["/News/Election", "/news/weather"] });
+  expect(await matching("%_")).toEqual({ total: 1, paths: ["/100%_sure"] });
+  expect(await matching("s_o")).toEqual({ total: 0, paths: [] });
+  expect(await matching(domain.toUpperCase())).toMatchObject({ total: 4 });
 });

@@ -147,6 +147,7 @@ export async function referenceUrls(
   range: ReferenceRange,
   limit: number,
   offset: number,
+  contains?: string,
 ) {
   const until = range.until ?? farFuture;
   const rows = await sql<{ content_url: string; event_type: string; n: number; last_seen: Date }[]>`
@@ -166,6 +167,7 @@ export async function referenceUrls(
     urls.set(row.content_url, url);
   }
   const all = [...urls]
+    .filter(([content_url]) => contains === undefined || content_url.toLowerCase().includes(contains.toLowerCase()))
     .map(([content_url, url]) => ({
       content_url,
       total_events: url.total_events,

@@ -1,27 +1,10 @@
-import { api, query } from "../api.ts";
+import { type DataOf, identity, ok } from "../api.ts";
 import { h } from "../dom.ts";
 import { loaded, onPress } from "../feedback.ts";
 import { navigate } from "../state.ts";
 
-interface AccessRequest {
-  id: string;
-  org_type: string;
-  org_name: string;
-  admin_email: string;
-  use_case: string;
-  created_at: string;
-}
-
-interface AdminOrganisation {
-  id: string;
-  name: string;
-  org_type: string;
-  created_at: string;
-  verified_domains: string[];
-  members: number;
-}
-
-const base = "/api/v1/identity/admin";
+const { admin: operator } = identity.accessRequests;
+type AccessRequest = DataOf<(typeof operator)["access-requests"]["get"]>["items"][number];
 
 /** Operator admins: the access-request queue (approve, or reject with a note) and every organisation. */
 export function admin(): HTMLElement {
@@ -29,15 +12,12 @@ export function admin(): HTMLElement {
     "div",
     {},
     loaded("Access requests", async () => {
-      const { items } = await api<{ items: AccessRequest[] }>("GET", `${base}/access-requests?limit=100`);
+      const { items } = await ok(operator["access-requests"].get({ query: { limit: 100 } }));
       if (items.length === 0) return h("p", { class: "muted" }, "No access requests waiting.");
       return h("div", {}, h("h2", {}, `Access requests waiting (${items.length})`), ...items.map(requestCard));
     }),
     loaded("Organisations", async () => {
-      const page = await api<{ items: AdminOrganisation[]; total: number }>(
-        "GET",
-        `${base}/organizations?${query({ limit: 100 })}`,
-      );
+      const page = await ok(identity.organizations.admin.organizations.get({ query: { limit: 100 } }));
       return h(
         "table",
         {},
@@ -78,7 +58,7 @@ function requestCard(request: AccessRequest): HTMLElement {
   const note = h("input", { id: `note-${request.id}`, maxlength: 4000, size: 40 });
   const review = (action: "approve" | "reject", label: string) =>
     onPress(h("button", { type: "button", class: action === "reject" ? "danger" : "" }, label), async () => {
-      await api("POST", `${base}/access-requests/${request.id}/${action}`, note.value ? { note: note.value } : {});
+      await ok(operator["access-requests"]({ id: request.id })[action].post(note.value ? { note: note.value } : {}));
       navigate({});
     });
   return h(

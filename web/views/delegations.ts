@@ -1,26 +1,10 @@
-import { api, query } from "../api.ts";
+import { type DataOf, identity, ok } from "../api.ts";
 import { h } from "../dom.ts";
 import { loaded, onPress, submitting } from "../feedback.ts";
 import { navigate, type Organisation } from "../state.ts";
 
-interface Delegation {
-  id: string;
-  grantor_org_id: string;
-  grantee_org_id: string;
-  scopes: string[];
-  created_at: string;
-}
-
-interface DelegationRequest {
-  id: string;
-  grantor_org_id: string;
-  grantee_org_id: string;
-  domain: string;
-  status: string;
-  expires_at: string;
-}
-
-const base = "/api/v1/identity";
+const api = identity.delegations;
+type DelegationRequest = DataOf<(typeof api)["delegation-requests"]["get"]>["items"][number];
 const day = (at: string) => at.slice(0, 10);
 
 /**
@@ -42,10 +26,12 @@ function table(caption: string, heads: string[], rows: HTMLElement[]): HTMLEleme
   );
 }
 
-const list = <T>(path: string, org: Organisation, role: "grantor" | "grantee") =>
-  api<{ items: T[] }>("GET", `${base}/${path}?${query({ org_id: org.id, role, limit: 100 })}`).then(
-    (page) => page.items,
-  );
+type Role = "grantor" | "grantee";
+const listQuery = (org: Organisation, role: Role) => ({ query: { org_id: org.id, role, limit: 100 } });
+const delegationsOf = async (org: Organisation, role: Role) =>
+  (await ok(api.delegations.get(listQuery(org, role)))).items;
+const requestsOf = async (org: Organisation, role: Role) =>
+  (await ok(api["delegation-requests"].get(listQuery(org, role)))).items;
 
 function grantorView(org: Organisation): HTMLElement {
   const form = h(
@@ -57,9 +43,12 @@ function grantorView(org: Organisation): HTMLElement {
     h("button", { type: "submit" }, "Grant telemetry:read"),
   );
   submitting(form, async () => {
-    await api("POST", `${base}/delegations?${query({ org_id: org.id })}`, {
-      grantee_org_id: String(new FormData(form).get("grantee") ?? "").trim(),
-    });
+    await ok(
+      api.delegations.post(
+        { grantee_org_id: String(new FormData(form).get("grantee") ?? "").trim() },
+        { query: { org_id: org.id } },
+      ),
+    );
     navigate({});
   });
   return h(
@@ -67,7 +56,7 @@ function grantorView(org: Organisation): HTMLElement {
     {},
     form,
     loaded("Delegations granted", async () => {
-      const granted = await list<Delegation>("delegations", org, "grantor");
+      const granted = await delegationsOf(org, "grantor");
       if (granted.length === 0) return h("p", { class: "muted" }, "No delegations granted.");
       return table(
         "Granted",
@@ -83,7 +72,7 @@ function grantorView(org: Organisation): HTMLElement {
               "td",
               {},
               onPress(h("button", { type: "button", class: "danger" }, "Revoke"), async () => {
-                await api("DELETE", `${base}/delegations/${d.id}?${query({ org_id: org.id })}`);
+                await ok(api.delegations({ id: d.id }).delete(undefined, { query: { org_id: org.id } }));
                 navigate({});
               }),
             ),
@@ -92,13 +81,11 @@ function grantorView(org: Organisation): HTMLElement {
       );
     }),
     loaded("Requests", async () => {
-      const pending = (await list<DelegationRequest>("delegation-requests", org, "grantor")).filter(
-        (r) => r.status === "pending",
-      );
+      const pending = (await requestsOf(org, "grantor")).filter((r) => r.status === "pending");
       if (pending.length === 0) return h("p", { class: "muted" }, "No requests waiting.");
       const answer = (request: DelegationRequest, verb: "approve" | "deny", label: string) =>
         onPress(h("button", { type: "button", class: verb === "deny" ? "danger" : "" }, label), async () => {
-          await api("POST", `${base}/delegation-requests/${request.id}/${verb}?${query({ org_id: org.id })}`);
+          await ok(api["delegation-requests"]({ id: request.id })[verb].post(undefined, { query: { org_id: org.id } }));
           navigate({});
         });
       return table(
@@ -129,16 +116,19 @@ function granteeView(org: Organisation): HTMLElement {
     h("button", { type: "submit" }, "Send request"),
   );
   submitting(form, async () => {
-    await api("POST", `${base}/delegation-requests?${query({ org_id: org.id })}`, {
-      domain: String(new FormData(form).get("domain") ?? "").trim(),
-    });
+    await ok(
+      api["delegation-requests"].post(
+        { domain: String(new FormData(form).get("domain") ?? "").trim() },
+        { query: { org_id: org.id } },
+      ),
+    );
     navigate({});
   });
   return h(
     "div",
     {},
     loaded("Delegations held", async () => {
-      const held = await list<Delegation>("delegations", org, "grantee");
+      const held = await delegationsOf(org, "grantee");
       if (held.length === 0) return h("p", { class: "muted" }, "No owner has granted you access yet.");
       return table(
         "Owners whose data you may read",
@@ -167,7 +157,7 @@ function granteeView(org: Organisation): HTMLElement {
     }),
     form,
     loaded("Requests filed", async () => {
-      const filed = await list<DelegationRequest>("delegation-requests", org, "grantee");
+      const filed = await requestsOf(org, "grantee");
       if (filed.length === 0) return h("p", { class: "muted" }, "No requests filed.");
       return table(
         "Your requests",

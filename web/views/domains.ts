@@ -1,14 +1,9 @@
-import { api, query } from "../api.ts";
+import { type DataOf, identity, ok } from "../api.ts";
 import { h } from "../dom.ts";
 import { loaded, onPress, submitting } from "../feedback.ts";
 import { navigate, type Organisation } from "../state.ts";
 
-interface DomainRecord {
-  domain: string;
-  state: "registered" | "verified";
-  verified_at: string | null;
-  verification: { dns_txt: { name: string; value: string }; https_file: { url: string; body: string } } | null;
-}
+type DomainRecord = DataOf<typeof identity.domains.get>["items"][number];
 
 /** Domains: add one, follow the verification instructions, see its status. */
 export function domains(org: Organisation): HTMLElement {
@@ -21,9 +16,9 @@ export function domains(org: Organisation): HTMLElement {
     h("button", { type: "submit" }, "Add"),
   );
   submitting(form, async () => {
-    await api("POST", `/api/v1/identity/domains?${query({ org_id: org.id })}`, {
-      domain: String(new FormData(form).get("domain") ?? ""),
-    });
+    await ok(
+      identity.domains.post({ domain: String(new FormData(form).get("domain") ?? "") }, { query: { org_id: org.id } }),
+    );
     navigate({});
   });
   return h(
@@ -31,10 +26,7 @@ export function domains(org: Organisation): HTMLElement {
     {},
     form,
     loaded("Domains", async () => {
-      const page = await api<{ items: DomainRecord[] }>(
-        "GET",
-        `/api/v1/identity/domains?${query({ org_id: org.id, limit: 100 })}`,
-      );
+      const page = await ok(identity.domains.get({ query: { org_id: org.id, limit: 100 } }));
       if (page.items.length === 0) return h("p", { class: "muted" }, "No domains yet.");
       return h("div", {}, ...page.items.map((domain) => domainCard(org, domain)));
     }),
@@ -46,13 +38,7 @@ function domainCard(org: Organisation, domain: DomainRecord): HTMLElement {
     domain.state === "verified" ? `verified ${domain.verified_at?.slice(0, 10) ?? ""}` : "not verified yet";
   const verify = (method: "dns_txt" | "https_file", label: string) =>
     onPress(h("button", { type: "button" }, label), async () => {
-      await api(
-        "POST",
-        `/api/v1/identity/domains/${encodeURIComponent(domain.domain)}/verify?${query({ org_id: org.id })}`,
-        {
-          method,
-        },
-      );
+      await ok(identity.domains({ domain: domain.domain }).verify.post({ method }, { query: { org_id: org.id } }));
       navigate({});
     });
   const steps = domain.verification;

@@ -1,30 +1,17 @@
-import { api, query } from "../api.ts";
+import { type DataOf, identity, ok } from "../api.ts";
 import { bucketMs, countsChart, everyBucket } from "../chart.ts";
 import { formatCount, h } from "../dom.ts";
 import { loaded } from "../feedback.ts";
 import type { Organisation } from "../state.ts";
 
-interface Health {
-  flushed_every_seconds: number;
-  hours: { hour: string; accepted_events: number; refused_requests: number; refused_events: number }[];
-  refusals: {
-    received_at: string;
-    path: string;
-    status: number;
-    code: string;
-    detail: string | null;
-    errors: { path?: string; message?: string }[];
-    events: number;
-    request_id: string | null;
-  }[];
-}
+type Health = DataOf<typeof identity.ingestHealth.get>;
 
 const hours = 48;
 
 /** For emitters: what the service accepted and refused per hour, and the latest refusals with their exact errors. */
 export function ingestHealth(org: Organisation): HTMLElement {
   return loaded("Ingest health", async () => {
-    const health = await api<Health>("GET", `/api/v1/identity/ingest-health?${query({ org_id: org.id, hours })}`);
+    const health = await ok(identity.ingestHealth.get({ query: { org_id: org.id, hours } }));
     const until = new Date(Math.ceil(Date.now() / bucketMs.hour) * bucketMs.hour);
     const period = { since: new Date(until.getTime() - hours * bucketMs.hour), until, interval: "hour" as const };
     const starts = everyBucket(period, bucketMs.hour);
@@ -78,7 +65,8 @@ function refusalList(refusals: Health["refusals"]): HTMLElement {
           ? h(
               "ul",
               {},
-              ...refusal.errors.map((error) =>
+              // Kept as the refusal sent them: problem field errors, { path, message }.
+              ...(refusal.errors as { path?: string; message?: string }[]).map((error) =>
                 h("li", {}, h("code", {}, error.path ?? "/"), ` ${error.message ?? ""}`),
               ),
             )

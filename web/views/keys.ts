@@ -1,17 +1,7 @@
-import { api, query } from "../api.ts";
+import { identity, ok } from "../api.ts";
 import { h } from "../dom.ts";
 import { loaded, onPress, submitting } from "../feedback.ts";
 import { navigate, type Organisation } from "../state.ts";
-
-interface KeyRecord {
-  id: string;
-  prefix: string;
-  name: string | null;
-  scopes: string[];
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
 
 const scopes = ["telemetry:read", "telemetry:write", "identity:read", "identity:write"] as const;
 const when = (at: string | null) => (at ? new Date(at).toISOString().replace("T", " ").slice(0, 16) : "never");
@@ -42,13 +32,11 @@ export function keys(org: Organisation): HTMLElement {
   );
   submitting(form, async () => {
     const data = new FormData(form);
-    const created = await api<KeyRecord & { key: string }>(
-      "POST",
-      `/api/v1/identity/keys?${query({ org_id: org.id })}`,
-      {
-        name: String(data.get("name") ?? "") || null,
-        scopes: data.getAll("scopes").map(String),
-      },
+    const created = await ok(
+      identity.keys.post(
+        { name: String(data.get("name") ?? "") || null, scopes: data.getAll("scopes").map(String) },
+        { query: { org_id: org.id } },
+      ),
     );
     const raw = h("code", { id: "raw-key" }, created.key);
     const copy = h("button", { type: "button" }, "Copy");
@@ -73,10 +61,7 @@ export function keys(org: Organisation): HTMLElement {
 
 function keyList(org: Organisation): HTMLElement {
   return loaded("Keys", async () => {
-    const page = await api<{ items: KeyRecord[]; total: number }>(
-      "GET",
-      `/api/v1/identity/keys?${query({ org_id: org.id, limit: 100 })}`,
-    );
+    const page = await ok(identity.keys.get({ query: { org_id: org.id, limit: 100 } }));
     if (page.items.length === 0) return h("p", { class: "muted" }, "No keys yet.");
     return h(
       "table",
@@ -110,7 +95,7 @@ function keyList(org: Organisation): HTMLElement {
                 ? `revoked ${when(key.revoked_at)}`
                 : onPress(h("button", { type: "button", class: "danger" }, "Revoke"), async () => {
                     if (!confirm(`Revoke ${key.prefix}? Emitters using it are refused at once.`)) return;
-                    await api("DELETE", `/api/v1/identity/keys/${key.id}?${query({ org_id: org.id })}`);
+                    await ok(identity.keys({ id: key.id }).delete(undefined, { query: { org_id: org.id } }));
                     navigate({});
                   }),
             ),

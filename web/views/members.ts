@@ -1,33 +1,18 @@
-import { api, query } from "../api.ts";
+import { type DataOf, identity, ok } from "../api.ts";
 import { h } from "../dom.ts";
 import { errorNote, loaded, onPress, submitting } from "../feedback.ts";
 import { navigate, type Organisation } from "../state.ts";
 
-interface Member {
-  user_id: string;
-  email: string;
-  role: string;
-  created_at: string;
-}
+type Settings = DataOf<typeof identity.settings.get>;
 
-interface Invite {
-  id: string;
-  email: string;
-  role: string;
-  expires_at: string;
-}
-
-interface Settings {
-  share_sessions_via_click_tokens: boolean;
-  visible_in_click_token_lookups: boolean;
-}
-
-const base = "/api/v1/identity";
+const api = identity.members;
 const roles = ["member", "admin", "owner"] as const;
+/** A role picked from a select whose options are `roles`. */
+const picked = (value: FormDataEntryValue | null) => roles.find((role) => role === value) ?? "member";
 
 /** Members and their roles, invitations, and the organisation's settings flags. */
 export function members(org: Organisation): HTMLElement {
-  const inOrg = (path: string) => `${base}/${path}?${query({ org_id: org.id })}`;
+  const inOrg = { query: { org_id: org.id } };
   const inviteForm = h(
     "form",
     { class: "card" },
@@ -40,17 +25,14 @@ export function members(org: Organisation): HTMLElement {
   );
   submitting(inviteForm, async () => {
     const data = new FormData(inviteForm);
-    await api("POST", inOrg("invites"), { email: String(data.get("email")), role: String(data.get("role")) });
+    await ok(api.invites.post({ email: String(data.get("email")), role: picked(data.get("role")) }, inOrg));
     navigate({});
   });
   return h(
     "div",
     {},
     loaded("Members", async () => {
-      const { items } = await api<{ items: Member[] }>(
-        "GET",
-        `${base}/members?${query({ org_id: org.id, limit: 100 })}`,
-      );
+      const { items } = await ok(api.members.get({ query: { org_id: org.id, limit: 100 } }));
       return h(
         "table",
         {},
@@ -66,7 +48,7 @@ export function members(org: Organisation): HTMLElement {
               ...roles.map((r) => h("option", { value: r, selected: r === member.role }, r)),
             );
             role.addEventListener("change", () =>
-              api("PATCH", inOrg(`members/${member.user_id}`), { role: role.value })
+              ok(api.members({ user_id: member.user_id }).patch({ role: picked(role.value) }, inOrg))
                 .then(() => navigate({}))
                 .catch((error: unknown) => role.after(errorNote(error))),
             );
@@ -81,7 +63,7 @@ export function members(org: Organisation): HTMLElement {
                 {},
                 onPress(h("button", { type: "button", class: "danger" }, "Remove"), async () => {
                   if (!confirm(`Remove ${member.email} from ${org.name}?`)) return;
-                  await api("DELETE", inOrg(`members/${member.user_id}`));
+                  await ok(api.members({ user_id: member.user_id }).delete(undefined, inOrg));
                   navigate({});
                 }),
               ),
@@ -92,7 +74,7 @@ export function members(org: Organisation): HTMLElement {
     }),
     inviteForm,
     loaded("Invitations", async () => {
-      const { items } = await api<{ items: Invite[] }>("GET", inOrg("invites"));
+      const { items } = await ok(api.invites.get(inOrg));
       if (items.length === 0) return h("p", { class: "muted" }, "No open invitations.");
       return h(
         "table",
@@ -112,7 +94,7 @@ export function members(org: Organisation): HTMLElement {
                 "td",
                 {},
                 onPress(h("button", { type: "button", class: "danger" }, "Revoke"), async () => {
-                  await api("DELETE", inOrg(`invites/${invite.id}`));
+                  await ok(api.invites({ id: invite.id }).delete(undefined, inOrg));
                   navigate({});
                 }),
               ),
@@ -121,7 +103,7 @@ export function members(org: Organisation): HTMLElement {
         ),
       );
     }),
-    loaded("Settings", async () => settingsForm(org, await api<Settings>("GET", inOrg("settings")))),
+    loaded("Settings", async () => settingsForm(org, await ok(identity.settings.get(inOrg)))),
   );
 }
 
@@ -138,7 +120,7 @@ const flags = {
 } as const;
 
 function settingsForm(org: Organisation, settings: Settings): HTMLElement {
-  const applicable = (Object.keys(flags) as (keyof Settings)[]).filter((name) =>
+  const applicable = (Object.keys(flags) as (keyof typeof flags)[]).filter((name) =>
     (flags[name].appliesTo as readonly string[]).includes(org.org_type),
   );
   const form = h(
@@ -157,10 +139,10 @@ function settingsForm(org: Organisation, settings: Settings): HTMLElement {
   );
   submitting(form, async () => {
     const data = new FormData(form);
-    await api(
-      "PATCH",
-      `${base}/settings?${query({ org_id: org.id })}`,
-      Object.fromEntries(applicable.map((name) => [name, data.has(name)])),
+    await ok(
+      identity.settings.patch(Object.fromEntries(applicable.map((name) => [name, data.has(name)])), {
+        query: { org_id: org.id },
+      }),
     );
     navigate({});
   });

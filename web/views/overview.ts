@@ -1,4 +1,4 @@
-import { api, query, type SummaryAnswer, type TimeseriesAnswer, type UrlPageAnswer } from "../api.ts";
+import { ok, query, reads, type SummaryAnswer } from "../api.ts";
 import { eventsChart } from "../chart.ts";
 import { formatCount, h } from "../dom.ts";
 import { loaded } from "../feedback.ts";
@@ -18,7 +18,9 @@ const tiles = [
  * reported, or (`as` in the URL) a grantor's, through its delegation, exactly as
  * the grantor sees it.
  */
-const readsOf = (org: Organisation) => (org.org_type === "content_owner" || param("as") ? "/content-owners" : "/agent");
+const readsOf = (org: Organisation) =>
+  org.org_type === "content_owner" || param("as") ? reads["content-owners"] : reads.agent;
+type Reads = ReturnType<typeof readsOf>;
 const periodQuery = (org: Organisation, period: Period) => ({
   org_id: org.id,
   delegated_from: org.org_type === "content_owner" ? undefined : (param("as") ?? undefined),
@@ -30,8 +32,8 @@ const periodQuery = (org: Organisation, period: Period) => ({
 export function overview(org: Organisation): HTMLElement {
   const period = periodOf(param("range"), param("since"), param("until"));
   const compare = param("compare") === "1";
-  const base = readsOf(org);
-  const summaryOf = (p: Period) => api<SummaryAnswer>("GET", `${base}/summary?${query(periodQuery(org, p))}`);
+  const api = readsOf(org);
+  const summaryOf = (p: Period) => ok(api.summary.get({ query: periodQuery(org, p) }));
   const current = summaryOf(period);
   const grantor = org.org_type === "content_owner" ? null : param("as");
   return h(
@@ -58,26 +60,23 @@ export function overview(org: Organisation): HTMLElement {
     }),
     loaded("Events over time", async () =>
       eventsChart(
-        await api<TimeseriesAnswer>(
-          "GET",
-          `${base}/timeseries?${query({ ...periodQuery(org, period), interval: period.interval })}`,
-        ),
+        await ok(api.timeseries.get({ query: { ...periodQuery(org, period), interval: period.interval } })),
         period,
       ),
     ),
-    topUrls(base, org, period),
+    topUrls(api, org, period),
     loaded("Sources, agents and domains", async () => {
       const summary = await current;
       // Per domain: the same summary narrowed with `domain`, for each of the owner's (at most a few dozen).
       const perDomain = await Promise.all(
         summary.domains.slice(0, maxDomainBreakdown).map(async (domain) => ({
           domain,
-          summary: await api<SummaryAnswer>("GET", `${base}/summary?${query({ ...periodQuery(org, period), domain })}`),
+          summary: await ok(api.summary.get({ query: { ...periodQuery(org, period), domain } })),
         })),
       );
       return breakdowns(summary, perDomain);
     }),
-    exportLinks(base, org, period),
+    exportLinks(api, org, period),
   );
 }
 
@@ -158,28 +157,34 @@ function change(now: number, before: number): string {
 
 const pageSize = 20;
 
-function topUrls(base: string, org: Organisation, period: Period): HTMLElement {
+function topUrls(api: Reads, org: Organisation, period: Period): HTMLElement {
   const page = Math.max(0, Number(param("page") ?? 0) || 0);
+  const search = param("url") ?? undefined;
   return loaded("Top URLs", async () => {
-    const answer = await api<UrlPageAnswer>(
-      "GET",
-      `${base}/urls?${query({ ...periodQuery(org, period), limit: pageSize, offset: page * pageSize })}`,
+    const answer = await ok(
+      api.urls.get({
+        query: { ...periodQuery(org, period), url_contains: search, limit: pageSize, offset: page * pageSize },
+      }),
     );
-    const filter = h("input", {
-      type: "search",
-      id: "url-filter",
-      placeholder: "Filter this page by URL",
-      "aria-label": "Filter this page of URLs",
+    // Searches every URL of the period (the API's url_contains); the text lives in the page's URL.
+    const searchForm = h(
+      "form",
+      { class: "inline", role: "search" },
+      h("label", { for: "url-search" }, "Search URLs"),
+      h("input", { type: "search", id: "url-search", name: "url", value: search ?? "", maxlength: 200 }),
+      h("button", { type: "submit" }, "Search"),
+    );
+    searchForm.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const text = String(new FormData(searchForm).get("url") ?? "").trim();
+      navigate({ url: text || undefined, page: undefined });
     });
     const body = h("tbody");
     let sortBy: "events" | "sessions" = "events";
     const render = () => {
-      const needle = filter.value.trim().toLowerCase();
-      const rows = answer.items
-        .filter((item) => item.content_url.toLowerCase().includes(needle))
-        .sort((a, b) =>
-          sortBy === "events" ? b.total_events - a.total_events : b.unique_sessions - a.unique_sessions,
-        );
+      const rows = [...answer.items].sort((a, b) =>
+        sortBy === "events" ? b.total_events - a.total_events : b.unique_sessions - a.unique_sessions,
+      );
       body.replaceChildren(
         ...rows.map((item) =>
           h(
@@ -193,7 +198,6 @@ function topUrls(base: string, org: Organisation, period: Period): HTMLElement {
         ),
       );
     };
-    filter.addEventListener("input", render);
     const sortButton = (label: string, key: typeof sortBy) =>
       h(
         "button",
@@ -213,7 +217,7 @@ function topUrls(base: string, org: Organisation, period: Period): HTMLElement {
       "div",
       {},
       h("h2", {}, `Top URLs (${formatCount(answer.total)})`),
-      filter,
+      searchForm,
       h(
         "table",
         {},
@@ -298,11 +302,14 @@ function breakdowns(summary: SummaryAnswer, perDomain: { domain: string; summary
   );
 }
 
-function exportLinks(base: string, org: Organisation, period: Period): HTMLElement {
+function exportLinks(api: Reads, org: Organisation, period: Period): HTMLElement {
   const link = (format: "csv" | "ndjson") =>
     h(
       "a",
-      { href: `${base}/export?${query({ ...periodQuery(org, period), format })}`, download: `events.${format}` },
+      {
+        href: `${api.export["~path"]}?${query({ ...periodQuery(org, period), format })}`,
+        download: `events.${format}`,
+      },
       format.toUpperCase(),
     );
   return h("p", {}, "Export the events of this period: ", link("csv"), " · ", link("ndjson"));

@@ -1,4 +1,4 @@
-import { api } from "../api.ts";
+import { identity, ok } from "../api.ts";
 import { h } from "../dom.ts";
 import { loaded, submitting } from "../feedback.ts";
 
@@ -15,7 +15,7 @@ export function signIn(): HTMLElement {
   );
   submitting(form, async () => {
     const email = String(new FormData(form).get("email") ?? "");
-    await api("POST", "/api/v1/identity/auth/magic-link", { email });
+    await ok(identity.auth["magic-link"].post({ email }));
     sent.replaceChildren(
       h(
         "div",
@@ -34,10 +34,7 @@ export function signIn(): HTMLElement {
     );
   });
   const providers = loaded("Other ways to sign in", async () => {
-    const { items } = await api<{ items: { id: string; issuer: string; start_url: string }[] }>(
-      "GET",
-      "/api/v1/identity/auth/oidc/providers",
-    );
+    const { items } = await ok(identity.auth.oidc.providers.get());
     if (items.length === 0) return h("span");
     return h(
       "div",

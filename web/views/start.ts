@@ -1,21 +1,9 @@
-import { api } from "../api.ts";
+import { identity, ok } from "../api.ts";
 import { h } from "../dom.ts";
 import { loaded, onPress, submitting } from "../feedback.ts";
 import { navigate } from "../state.ts";
 
-interface MyInvite {
-  id: string;
-  organization_name: string;
-  role: string;
-}
-
-interface AccessRequest {
-  org_name: string;
-  status: string;
-  reviewer_note: string | null;
-}
-
-const base = "/api/v1/identity";
+const accessRequestTypes = ["platform", "agent"] as const;
 
 /**
  * A signed-in user without an organisation: claim an invitation, create a content
@@ -27,7 +15,7 @@ export function start(email: string): HTMLElement {
     {},
     h("p", {}, `Signed in as ${email}. You belong to no organisation yet.`),
     loaded("Invitations", async () => {
-      const { items } = await api<{ items: MyInvite[] }>("GET", `${base}/me/invites`);
+      const { items } = await ok(identity.members.me.invites.get());
       if (items.length === 0) return h("span");
       return h(
         "div",
@@ -39,7 +27,7 @@ export function start(email: string): HTMLElement {
             {},
             `${invite.organization_name} (as ${invite.role}) `,
             onPress(h("button", { type: "button" }, "Join"), async () => {
-              const claimed = await api<{ organization_id: string }>("POST", `${base}/invites/${invite.id}/claim`);
+              const claimed = await ok(identity.members.invites({ id: invite.id }).claim.post());
               navigate({ org: claimed.organization_id });
             }),
           ),
@@ -65,11 +53,13 @@ function ownerForm(): HTMLElement {
   );
   submitting(form, async () => {
     const data = new FormData(form);
-    const created = await api<{ id: string }>("POST", `${base}/organizations`, {
-      name: String(data.get("name") ?? ""),
-      org_type: "content_owner",
-      domain: String(data.get("domain") ?? ""),
-    });
+    const created = await ok(
+      identity.organizations.organizations.post({
+        name: String(data.get("name") ?? ""),
+        org_type: "content_owner",
+        domain: String(data.get("domain") ?? ""),
+      }),
+    );
     navigate({ org: created.id, view: "domains" });
   });
   return form;
@@ -85,8 +75,7 @@ function accessRequestForm(): HTMLElement {
     h(
       "select",
       { id: "request-type", name: "type" },
-      h("option", { value: "platform" }, "platform"),
-      h("option", { value: "agent" }, "agent"),
+      ...accessRequestTypes.map((type) => h("option", { value: type }, type)),
     ),
     h("label", { for: "request-name" }, "Organisation name"),
     h("input", { id: "request-name", name: "org_name", required: true, maxlength: 200 }),
@@ -98,11 +87,17 @@ function accessRequestForm(): HTMLElement {
   );
   submitting(form, async () => {
     const data = new FormData(form);
-    await api("POST", `${base}/${String(data.get("type"))}-access-requests`, {
+    const request = {
       org_name: String(data.get("org_name") ?? ""),
       admin_email: String(data.get("admin_email") ?? ""),
       use_case: String(data.get("use_case") ?? ""),
-    });
+    };
+    const api = identity.accessRequests;
+    await ok(
+      data.get("type") === "agent"
+        ? api["agent-access-requests"].post(request)
+        : api["platform-access-requests"].post(request),
+    );
     navigate({});
   });
   return h(
@@ -110,10 +105,12 @@ function accessRequestForm(): HTMLElement {
     {},
     form,
     loaded("Your requests", async () => {
-      const [platform, agent] = await Promise.all(
-        ["platform", "agent"].map((type) => api<{ items: AccessRequest[] }>("GET", `${base}/${type}-access-requests`)),
-      );
-      const requests = [...(platform?.items ?? []), ...(agent?.items ?? [])];
+      const api = identity.accessRequests;
+      const [platform, agent] = await Promise.all([
+        ok(api["platform-access-requests"].get()),
+        ok(api["agent-access-requests"].get()),
+      ]);
+      const requests = [...platform.items, ...agent.items];
       if (requests.length === 0) return h("span");
       return h(
         "ul",

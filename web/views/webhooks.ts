@@ -1,31 +1,15 @@
 import { identityEventTypes } from "../../src/modules/outbox/service.ts";
-import { api, query } from "../api.ts";
+import { type DataOf, identity, ok } from "../api.ts";
 import { h } from "../dom.ts";
 import { loaded, onPress, submitting } from "../feedback.ts";
 import { navigate, type Organisation } from "../state.ts";
 
-interface Endpoint {
-  id: string;
-  url: string;
-  event_types: string[];
-  last_success_at: string | null;
-  failing_since: string | null;
-}
-
-interface Delivery {
-  id: string;
-  event_type: string;
-  event_created_at: string;
-  status: string;
-  attempt_count: number;
-}
-
-const base = "/api/v1/identity";
+const api = identity.webhooks;
+type Endpoint = DataOf<typeof api.get>["items"][number];
 
 /** Webhook endpoints (the signing secret shown once), their delivery log, redelivery and a test ping. */
 export function webhooks(org: Organisation): HTMLElement {
-  const inOrg = (path: string, extra: Record<string, string | number> = {}) =>
-    `${base}/${path}?${query({ org_id: org.id, ...extra })}`;
+  const inOrg = { query: { org_id: org.id } };
   const created = h("div", { "aria-live": "polite" });
   const form = h(
     "form",
@@ -50,10 +34,9 @@ export function webhooks(org: Organisation): HTMLElement {
   );
   submitting(form, async () => {
     const data = new FormData(form);
-    const endpoint = await api<Endpoint & { secret: string }>("POST", inOrg("webhooks"), {
-      url: String(data.get("url") ?? ""),
-      event_types: data.getAll("event_types").map(String),
-    });
+    const endpoint = await ok(
+      api.post({ url: String(data.get("url") ?? ""), event_types: data.getAll("event_types").map(String) }, inOrg),
+    );
     created.replaceChildren(
       h(
         "div",
@@ -67,7 +50,7 @@ export function webhooks(org: Organisation): HTMLElement {
   });
   const endpointList = () =>
     loaded("Endpoints", async () => {
-      const { items } = await api<{ items: Endpoint[] }>("GET", inOrg("webhooks"));
+      const { items } = await ok(api.get(inOrg));
       if (items.length === 0) return h("p", { class: "muted" }, "No endpoints.");
       return h("div", {}, ...items.map((endpoint) => endpointCard(endpoint)));
     });
@@ -86,21 +69,18 @@ export function webhooks(org: Organisation): HTMLElement {
         "p",
         {},
         onPress(h("button", { type: "button" }, "Send a test ping"), async () => {
-          await api("POST", inOrg(`webhooks/${endpoint.id}/ping`));
+          await ok(api({ id: endpoint.id }).ping.post(undefined, inOrg));
           navigate({});
         }),
         " ",
         onPress(h("button", { type: "button", class: "danger" }, "Delete"), async () => {
           if (!confirm(`Delete the endpoint ${endpoint.url}?`)) return;
-          await api("DELETE", inOrg(`webhooks/${endpoint.id}`));
+          await ok(api({ id: endpoint.id }).delete(undefined, inOrg));
           navigate({});
         }),
       ),
       loaded("Deliveries", async () => {
-        const { items } = await api<{ items: Delivery[] }>(
-          "GET",
-          inOrg(`webhooks/${endpoint.id}/deliveries`, { limit: 20 }),
-        );
+        const { items } = await ok(api({ id: endpoint.id }).deliveries.get({ query: { org_id: org.id, limit: 20 } }));
         if (items.length === 0) return h("p", { class: "muted" }, "No deliveries yet.");
         return h(
           "table",
@@ -130,7 +110,11 @@ export function webhooks(org: Organisation): HTMLElement {
                   "td",
                   {},
                   onPress(h("button", { type: "button" }, "Redeliver"), async () => {
-                    await api("POST", inOrg(`webhooks/${endpoint.id}/deliveries/${delivery.id}/redeliver`));
+                    await ok(
+                      api({ id: endpoint.id })
+                        .deliveries({ delivery_id: delivery.id })
+                        .redeliver.post(undefined, inOrg),
+                    );
                     navigate({});
                   }),
                 ),

@@ -8,7 +8,7 @@ import { AccessRequestBody, AccessRequestRecord, AccessRequestStatus, ReviewBody
 import { type AccessRequestType, listAccessRequests, reviewAccessRequest, submitAccessRequest } from "./service.ts";
 
 /** POST and GET of one kind of access request (platform or agent): same body, same record. */
-const requestRoutes = (ctx: AppContext, orgType: AccessRequestType) =>
+const requestRoutes = <OrgType extends AccessRequestType>(ctx: AppContext, orgType: OrgType) =>
   new Elysia({ name: `identity.access-requests.${orgType}` })
     .use(accessPlugin(ctx))
     .post(
@@ -56,7 +56,7 @@ const reviews = {
 } as const;
 
 /** POST /admin/access-requests/{id}/approve or …/reject: the operator admin's decision, with an optional note. */
-const reviewRoute = (ctx: AppContext, action: keyof typeof reviews) =>
+const reviewRoute = <Action extends keyof typeof reviews>(ctx: AppContext, action: Action) =>
   new Elysia({ name: `identity.access-requests.${action}` }).use(accessPlugin(ctx)).post(
     `/admin/access-requests/:id/${action}`,
     ({ params, body, user }) =>

@@ -72,7 +72,9 @@ function pinnedGet(resolveHost: ResolveHost, isAllowed: (address: string) => boo
             for (const [name, value] of Object.entries(response.headers)) {
               if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
             }
-            const body = nullBodyStatuses.has(status) ? null : (Readable.toWeb(response) as ReadableStream<Uint8Array>);
+            // node:stream/web's ReadableStream type differs from the global one (the dashboard's
+            // type check sees DOM's); the object is the same.
+            const body = nullBodyStatuses.has(status) ? null : (Readable.toWeb(response) as unknown as ReadableStream);
             if (!body) response.resume();
             resolve(new Response(body, { status, headers }));
           } catch (error) {

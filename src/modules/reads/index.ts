@@ -60,9 +60,13 @@ const exportDetail = {
 };
 
 /** The five reads of one view: summary, events, URLs, timeseries and export. */
-const readRoutes = (ctx: AppContext, view: ReadView) => {
+const readRoutes = <Prefix extends (typeof views)[ReadView]["prefix"]>(
+  ctx: AppContext,
+  view: ReadView,
+  prefix: Prefix,
+) => {
   const queries = readQueries[view];
-  const { prefix, tag, of } = views[view];
+  const { tag, of } = views[view];
   return new Elysia({ name: `reads.${view}`, prefix, detail: { tags: [tag] } })
     .use(accessPlugin(ctx))
     .use(readScope(ctx))
@@ -106,7 +110,7 @@ const readRoutes = (ctx: AppContext, view: ReadView) => {
       "/urls",
       ({ scope, query, timed }) => {
         const { limit, offset } = pageOf(query, urlsPage);
-        return timed((sql) => listUrls(sql, scope, parseRange(query), limit, offset));
+        return timed((sql) => listUrls(sql, scope, parseRange(query), { limit, offset, contains: query.url_contains }));
       },
       {
         key: readAccess,
@@ -164,4 +168,6 @@ const readRoutes = (ctx: AppContext, view: ReadView) => {
  * organisation reported). Both need telemetry:read.
  */
 export const readsModule = (ctx: AppContext) =>
-  new Elysia({ name: "reads" }).use(readRoutes(ctx, "owner")).use(readRoutes(ctx, "reporter"));
+  new Elysia({ name: "reads" })
+    .use(readRoutes(ctx, "owner", views.owner.prefix))
+    .use(readRoutes(ctx, "reporter", views.reporter.prefix));

@@ -79,11 +79,23 @@ const exportParams = {
   ),
 };
 
+/** Narrows URL pages to URLs containing a text; `total` then counts those. */
+const urlSearch = {
+  url_contains: t.Optional(
+    t.String({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        "Only URLs containing this text, ignoring case (a plain substring: % and _ are literal); `total` counts the URLs that match.",
+    }),
+  ),
+};
+
 /** The query parameters of the five reads, on top of a view's own parameters. */
 const readQueriesOver = <View extends TProperties>(view: View) => ({
   summary: t.Object(view),
   events: t.Object({ ...view, ...signatureFilter, ...pageQuery(eventsPage) }),
-  urls: t.Object({ ...view, ...pageQuery(urlsPage) }),
+  urls: t.Object({ ...view, ...urlSearch, ...pageQuery(urlsPage) }),
   timeseries: t.Object({ ...view, ...timeseriesParams }),
   export: t.Object({ ...view, ...exportParams }),
 });

@@ -30,15 +30,24 @@ const families: Record<ReadScope["view"], { rank: RollupFamily; types: RollupFam
   reporter: { rank: "events_by_reporter_url", types: "events_by_reporter_url" },
 };
 
+export interface UrlPageRequest {
+  limit: number;
+  offset: number;
+  /** Only URLs containing this text, ignoring case. */
+  contains?: string | undefined;
+}
+
 /**
  * URL metrics by total_events descending, then URL (byte order); sessions counted
  * beside the events. Two statements (the ranked page, then its event types): run
  * it inside one snapshot (the route's withStatementTimeout transaction), so the
  * page's event types add up to its totals.
  */
-export async function listUrls(sql: Sql, scope: ReadScope, range: Range, limit: number, offset: number) {
+export async function listUrls(sql: Sql, scope: ReadScope, range: Range, { limit, offset, contains }: UrlPageRequest) {
   const resolved = await resolve(sql, scope);
   const { rank, types } = families[scope.view];
+  // strpos, not LIKE: the text is matched as it is, % and _ included.
+  const matching = contains === undefined ? sql`true` : sql`strpos(lower(content_url), lower(${contains})) > 0`;
   const perUrl = unionOfPieces(
     sql,
     rank,
@@ -46,7 +55,7 @@ export async function listUrls(sql: Sql, scope: ReadScope, range: Range, limit: 
     (source, inRange) => sql`
       SELECT content_url, ${source.measure(eventCount(sql))} AS n,
              ${source.measure(resolved.urlSessions)} AS sessions, ${source.lastSeen} AS last_seen
-      FROM ${source.table} WHERE ${resolved.events} AND ${inRange}
+      FROM ${source.table} WHERE ${resolved.events} AND ${matching} AND ${inRange}
       ${source.groupBy(sql`content_url`)}`,
     "rows",
   );
