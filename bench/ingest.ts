@@ -27,14 +27,14 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
-import { hostOfUrl } from "../src/core/hosts.ts";
 import { connect } from "../src/db/client.ts";
 import type { Sql } from "../src/db/sql.ts";
-import { type EventRow, storedEventColumns } from "../src/modules/ingest/event-columns.ts";
+import { storedEventColumns } from "../src/modules/ingest/event-columns.ts";
 import { createApiKey } from "../src/modules/keys/service.ts";
 import { createOrganization } from "../src/modules/organizations/service.ts";
 import { createServerDatabase } from "../test/support/databases.ts";
 import { emitter, type GeneratedEvent, type ShapeName } from "./event-generator.ts";
+import { csvLine, eventRow } from "./event-rows.ts";
 import { freePort } from "./free-port.ts";
 
 const { values: flags } = parseArgs({
@@ -229,31 +229,6 @@ async function countingLag(untilMs: number): Promise<number[]> {
 // ---------------------------------------------------------------------------
 // Plain COPY
 
-const csv = (value: string | null) => (value === null ? "" : `"${value.replaceAll('"', '""')}"`);
-
-function eventRow(event: GeneratedEvent, orgId: string): EventRow {
-  const url = event.content_url ?? null;
-  return {
-    eventTime: event.timestamp,
-    eventId: event.id,
-    orgId,
-    eventType: event.type,
-    sourceRole: event.source_role,
-    contentUrl: url,
-    contentHost: url ? hostOfUrl(url) : null,
-    agentId: "bench-agent",
-    sessionId: event.session_id,
-    contentId: null,
-    contentTelemetryId: null,
-    turnId: event.turn_id ?? null,
-    outputId: event.output_id ?? null,
-    presentationId: event.presentation_id ?? null,
-    signatureStatus: "unverified",
-    data: event.data,
-    turn: event.turn ?? null,
-  };
-}
-
 /**
  * COPY of `count` rows of the shape into `events`, with the columns ingest fills
  * (event-columns.ts) and no counting. On a server: COPY FROM STDIN. The embedded
@@ -269,7 +244,7 @@ async function plainCopy(shape: ShapeName, count: number): Promise<number> {
     for (let made = 0; made < count; made += batchSize) {
       for (const event of next()) {
         const row = eventRow(event, orgId);
-        yield `${storedEventColumns.map((column) => csv(column.of(row))).join(",")}\n`;
+        yield csvLine(row);
       }
     }
   }
@@ -318,7 +293,7 @@ try {
     });
     line("saturation (closed loop)", saturated);
     console.log(
-      `  HTTP / plain COPY          ${(saturated.accepted / copy).toFixed(2)}; counting lag at saturation: max ${ms(Math.max(...lags))} over ${lags.length} probes`,
+      `  HTTP / plain COPY          ${(saturated.accepted / copy).toFixed(2)}; counting lag at saturation: ${lags.length === 0 ? "no probe finished (phase too short)" : `max ${ms(Math.max(...lags))} over ${lags.length} probes`}`,
     );
     line("half that rate (open loop)", await paced(shape, key, saturated.accepted / 2, durationMs));
     for (const factor of [0.5, 1, 2, 4]) {

@@ -16,7 +16,6 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.ts";
-import { hostOfUrl } from "../src/core/hosts.ts";
 import { createLogger } from "../src/log.ts";
 import {
   type EventRow,
@@ -29,6 +28,7 @@ import { createOrganization } from "../src/modules/organizations/service.ts";
 import { startRuntime } from "../src/runtime.ts";
 import { createServerDatabase } from "../test/support/databases.ts";
 import { emitter } from "./event-generator.ts";
+import { csvLine, eventRow } from "./event-rows.ts";
 
 const { values } = parseArgs({
   options: { rows: { type: "string", default: "1600" }, rounds: { type: "string", default: "12" } },
@@ -47,32 +47,7 @@ const sql = ctx.sql;
 const org = await createOrganization(sql, { name: "Insert paths", orgType: "platform" });
 const next = emitter("realistic", rowCount);
 
-function rowsOf(): EventRow[] {
-  return next().map((event) => {
-    const url = event.content_url ?? null;
-    return {
-      eventTime: event.timestamp,
-      eventId: event.id,
-      orgId: org.id,
-      eventType: event.type,
-      sourceRole: event.source_role,
-      contentUrl: url,
-      contentHost: url ? hostOfUrl(url) : null,
-      agentId: "bench-agent",
-      sessionId: event.session_id,
-      contentId: null,
-      contentTelemetryId: null,
-      turnId: event.turn_id ?? null,
-      outputId: event.output_id ?? null,
-      presentationId: event.presentation_id ?? null,
-      signatureStatus: "unverified",
-      data: event.data,
-      turn: event.turn ?? null,
-    };
-  });
-}
-
-const csv = (value: string | null) => (value === null ? "" : `"${value.replaceAll('"', '""')}"`);
+const rowsOf = (): EventRow[] => next().map((event) => eventRow(event, org.id));
 const timeText = (row: EventRow) => (typeof row.eventTime === "string" ? row.eventTime : row.eventTime.toISOString());
 
 const paths: Record<string, (rows: EventRow[]) => Promise<unknown>> = {
@@ -101,7 +76,7 @@ const paths: Record<string, (rows: EventRow[]) => Promise<unknown>> = {
     sql.begin(async (tx) => {
       const columns = storedEventColumns.map((column) => column.name).join(", ");
       const writable = await tx.unsafe(`COPY events (${columns}) FROM STDIN WITH (FORMAT csv)`).writable();
-      const lines = rows.map((row) => `${storedEventColumns.map((column) => csv(column.of(row))).join(",")}\n`);
+      const lines = rows.map(csvLine);
       await pipeline(Readable.from(lines), writable);
     }),
 };
