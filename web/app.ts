@@ -99,6 +99,7 @@ function frame(
                     page: undefined,
                     as: undefined,
                     url: undefined,
+                    sort: undefined,
                   }),
               },
               ...orgs.map((o) => h("option", { value: o.id, selected: o.id === org?.id }, `${o.name} (${o.org_type})`)),
@@ -120,6 +121,7 @@ function frame(
                   view: name,
                   page: undefined,
                   url: undefined,
+                  sort: undefined,
                   as: name === "overview" ? (param("as") ?? undefined) : undefined,
                 });
               },

@@ -132,6 +132,10 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     expect(await textOf(page, "td.url")).toBe(`https://${domain}/other`);
     expect(new URL(page.url()).searchParams.get("url")).toBe("OTHER");
     expect(await textOf(page, 'section[aria-label="Top URLs"] h2')).toBe("Top URLs (1)");
+    // Ranking by sessions is the API's too (sort), and kept in the address.
+    await page.click("th button[aria-pressed=false]");
+    await page.waitForFunction(`new URL(location.href).searchParams.get("sort") === "sessions"`);
+    await page.waitForFunction(`document.querySelector("th button[aria-pressed=true]")?.textContent === "Sessions"`);
 
     // The range lives in the URL: a reload shows the same view.
     await page.reload();
@@ -292,7 +296,38 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     await page.close();
   }, 60_000);
 
-  test("in every view of an owner, every form field has a label and every button and link says what it does", async () => {
+  /**
+   * Page code (as text) listing every visible text whose contrast with the
+   * background behind it is under WCAG AA: 4.5:1, or 3:1 for large text (24 px, or
+   * 18.66 px bold). Disabled controls are exempt, as WCAG has them.
+   */
+  const lowContrastTexts = `(() => {
+  const rgba = (css) => (css.match(/[\\d.]+/g) || []).map(Number);
+  const luminance = ([r, g, b]) => {
+    const linear = (c) => ((c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+  };
+  const background = (element) => {
+    for (let at = element; at; at = at.parentElement) {
+      const color = rgba(getComputedStyle(at).backgroundColor);
+      if (color.length === 3 || color[3] > 0) return color;
+    }
+    return [255, 255, 255];
+  };
+  return [...document.querySelectorAll("body *")]
+    .filter((element) => [...element.childNodes].some((node) => node.nodeType === 3 && node.textContent.trim()))
+    .filter((element) => element.getClientRects().length > 0 && !element.closest(":disabled"))
+    .flatMap((element) => {
+      const style = getComputedStyle(element);
+      const [fg, bg] = [luminance(rgba(style.color)), luminance(background(element))];
+      const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+      const size = parseFloat(style.fontSize);
+      const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+      return ratio < (large ? 3 : 4.5) ? [element.tagName + " " + element.textContent.trim().slice(0, 30) + " " + ratio.toFixed(2)] : [];
+    });
+})()`;
+
+  test("in every view of an owner, every form field has a label, every button and link says what it does, and every text has AA contrast", async () => {
     const owner = await createTestOrg();
     const user = await memberOf(owner.id, "owner");
     const { page, errors } = await openPage(user);
@@ -310,6 +345,7 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
           .map((control) => control.tagName),
       ]`);
       expect({ view, unnamed }).toEqual({ view, unnamed: [] });
+      expect({ view, lowContrast: await page.evaluate(lowContrastTexts) }).toEqual({ view, lowContrast: [] });
     }
     expect(errors).toEqual([]);
     await page.close();

@@ -100,16 +100,19 @@ async function expectExact(readers: Reader[], ranges: ReferenceRange[]) {
       const urlOffset = urlLimit === 5 ? random.int(0, 6) : 0;
       // Now and then only the URLs containing a text (in another case than stored).
       const contains = random.chance(0.3) ? random.pick(urlSearches) : undefined;
-      const urlParams = { ...reader.params, limit: String(urlLimit), offset: String(urlOffset) };
+      // And now and then ranked by sessions.
+      const sort = random.pick(["events", "sessions"] as const);
+      const urlParams = { ...reader.params, limit: String(urlLimit), offset: String(urlOffset), sort };
       const urls = await call(
         "GET",
         `${reader.prefix}/urls?${queryOf(range, contains ? { ...urlParams, url_contains: contains } : urlParams)}`,
         { key: reader.key },
       );
-      expect({ where, contains, body: figuresOf(urls.body) }).toEqual({
+      expect({ where, contains, sort, body: figuresOf(urls.body) }).toEqual({
         where,
         contains,
-        body: await referenceUrls(sql, reader.scope, range, urlLimit, urlOffset, contains),
+        sort,
+        body: await referenceUrls(sql, reader.scope, range, urlLimit, urlOffset, { contains, sort }),
       });
 
       const offset = random.int(0, 20);

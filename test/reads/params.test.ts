@@ -31,6 +31,7 @@ describe("read parameters", () => {
       await expectInvalid(`${prefix}/urls?limit=201`, owner.key, "/limit");
       await expectInvalid(`${prefix}/urls?offset=x`, owner.key, "/offset");
       await expectInvalid(`${prefix}/urls?url_contains=`, owner.key, "/url_contains");
+      await expectInvalid(`${prefix}/urls?sort=last_seen`, owner.key, "/sort");
       await expectInvalid(`${prefix}/urls?url_contains=${"a".repeat(201)}`, owner.key, "/url_contains");
       await expectInvalid(`${prefix}/timeseries?interval=year`, owner.key, "/interval");
       await expectInvalid(`${prefix}/export?format=xml`, owner.key, "/format");

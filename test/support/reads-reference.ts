@@ -147,7 +147,7 @@ export async function referenceUrls(
   range: ReferenceRange,
   limit: number,
   offset: number,
-  contains?: string,
+  { contains, sort = "events" }: { contains?: string | undefined; sort?: "events" | "sessions" } = {},
 ) {
   const until = range.until ?? farFuture;
   const rows = await sql<{ content_url: string; event_type: string; n: number; last_seen: Date }[]>`
@@ -182,7 +182,7 @@ export async function referenceUrls(
     }))
     .sort(
       byCountThenName(
-        (x) => x.total_events,
+        (x) => (sort === "sessions" ? x.unique_sessions : x.total_events),
         (x) => x.content_url,
       ),
     );

@@ -160,13 +160,14 @@ const pageSize = 20;
 function topUrls(api: Reads, org: Organisation, period: Period): HTMLElement {
   const page = Math.max(0, Number(param("page") ?? 0) || 0);
   const search = param("url") ?? undefined;
+  const sort = param("sort") === "sessions" ? "sessions" : "events";
   return loaded("Top URLs", async () => {
+    // Ranked, searched and paged by the API (sort, url_contains), over every URL of the period.
     const answer = await ok(
       api.urls.get({
-        query: { ...periodQuery(org, period), url_contains: search, limit: pageSize, offset: page * pageSize },
+        query: { ...periodQuery(org, period), sort, url_contains: search, limit: pageSize, offset: page * pageSize },
       }),
     );
-    // Searches every URL of the period (the API's url_contains); the text lives in the page's URL.
     const searchForm = h(
       "form",
       { class: "inline", role: "search" },
@@ -179,39 +180,31 @@ function topUrls(api: Reads, org: Organisation, period: Period): HTMLElement {
       const text = String(new FormData(searchForm).get("url") ?? "").trim();
       navigate({ url: text || undefined, page: undefined });
     });
-    const body = h("tbody");
-    let sortBy: "events" | "sessions" = "events";
-    const render = () => {
-      const rows = [...answer.items].sort((a, b) =>
-        sortBy === "events" ? b.total_events - a.total_events : b.unique_sessions - a.unique_sessions,
-      );
-      body.replaceChildren(
-        ...rows.map((item) =>
-          h(
-            "tr",
-            {},
-            h("td", { class: "url" }, item.content_url),
-            h("td", { class: "num" }, formatCount(item.total_events)),
-            h("td", { class: "num" }, formatCount(item.unique_sessions)),
-            h("td", {}, item.event_types.map((t) => `${t.event_type} ${formatCount(t.count)}`).join(", ")),
-          ),
+    const body = h(
+      "tbody",
+      {},
+      ...answer.items.map((item) =>
+        h(
+          "tr",
+          {},
+          h("td", { class: "url" }, item.content_url),
+          h("td", { class: "num" }, formatCount(item.total_events)),
+          h("td", { class: "num" }, formatCount(item.unique_sessions)),
+          h("td", {}, item.event_types.map((t) => `${t.event_type} ${formatCount(t.count)}`).join(", ")),
         ),
-      );
-    };
-    const sortButton = (label: string, key: typeof sortBy) =>
+      ),
+    );
+    const sortButton = (label: string, key: typeof sort) =>
       h(
         "button",
         {
           type: "button",
           class: "link",
-          onclick: () => {
-            sortBy = key;
-            render();
-          },
+          "aria-pressed": String(key === sort),
+          onclick: () => navigate({ sort: key === "events" ? undefined : key, page: undefined }),
         },
         label,
       );
-    render();
     const last = Math.max(0, Math.ceil(answer.total / pageSize) - 1);
     return h(
       "div",

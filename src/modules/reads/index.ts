@@ -110,7 +110,8 @@ const readRoutes = <Prefix extends (typeof views)[ReadView]["prefix"]>(
       "/urls",
       ({ scope, query, timed }) => {
         const { limit, offset } = pageOf(query, urlsPage);
-        return timed((sql) => listUrls(sql, scope, parseRange(query), { limit, offset, contains: query.url_contains }));
+        const request = { limit, offset, sort: query.sort ?? "events", contains: query.url_contains } as const;
+        return timed((sql) => listUrls(sql, scope, parseRange(query), request));
       },
       {
         key: readAccess,
@@ -118,7 +119,7 @@ const readRoutes = <Prefix extends (typeof views)[ReadView]["prefix"]>(
         query: queries.urls,
         response: UrlPage,
         detail: {
-          summary: `Per-URL metrics of ${of} by total_events descending, then URL (page size at most ${urlsPage.maxLimit})`,
+          summary: `Per-URL metrics of ${of} by total_events (or unique_sessions) descending, then URL (page size at most ${urlsPage.maxLimit})`,
         },
       },
     )

@@ -79,8 +79,14 @@ const exportParams = {
   ),
 };
 
-/** Narrows URL pages to URLs containing a text; `total` then counts those. */
-const urlSearch = {
+/** Orders URL pages by events (default) or sessions, and narrows them to URLs containing a text. */
+const urlPageParams = {
+  sort: t.Optional(
+    t.Union([t.Literal("events"), t.Literal("sessions")], {
+      default: "events",
+      description: "Rank by total_events (default) or unique_sessions, descending, then URL (byte order).",
+    }),
+  ),
   url_contains: t.Optional(
     t.String({
       minLength: 1,
@@ -95,7 +101,7 @@ const urlSearch = {
 const readQueriesOver = <View extends TProperties>(view: View) => ({
   summary: t.Object(view),
   events: t.Object({ ...view, ...signatureFilter, ...pageQuery(eventsPage) }),
-  urls: t.Object({ ...view, ...urlSearch, ...pageQuery(urlsPage) }),
+  urls: t.Object({ ...view, ...urlPageParams, ...pageQuery(urlsPage) }),
   timeseries: t.Object({ ...view, ...timeseriesParams }),
   export: t.Object({ ...view, ...exportParams }),
 });

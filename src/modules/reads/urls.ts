@@ -30,9 +30,13 @@ const families: Record<ReadScope["view"], { rank: RollupFamily; types: RollupFam
   reporter: { rank: "events_by_reporter_url", types: "events_by_reporter_url" },
 };
 
+const rankColumn = { events: "total_events", sessions: "unique_sessions" } as const;
+
 export interface UrlPageRequest {
   limit: number;
   offset: number;
+  /** What ranks the URLs, descending; ties go by URL. */
+  sort: "events" | "sessions";
   /** Only URLs containing this text, ignoring case. */
   contains?: string | undefined;
 }
@@ -43,7 +47,12 @@ export interface UrlPageRequest {
  * it inside one snapshot (the route's withStatementTimeout transaction), so the
  * page's event types add up to its totals.
  */
-export async function listUrls(sql: Sql, scope: ReadScope, range: Range, { limit, offset, contains }: UrlPageRequest) {
+export async function listUrls(
+  sql: Sql,
+  scope: ReadScope,
+  range: Range,
+  { limit, offset, sort, contains }: UrlPageRequest,
+) {
   const resolved = await resolve(sql, scope);
   const { rank, types } = families[scope.view];
   // strpos, not LIKE: the text is matched as it is, % and _ included.
@@ -64,10 +73,10 @@ export async function listUrls(sql: Sql, scope: ReadScope, range: Range, { limit
       SELECT content_url, sum(n) AS total_events, sum(sessions) AS unique_sessions, max(last_seen) AS last_seen
       FROM (${perUrl}) pieces GROUP BY content_url
     ), page AS (
-      SELECT * FROM per_url ORDER BY total_events DESC, content_url COLLATE "C" LIMIT ${limit} OFFSET ${offset}
+      SELECT * FROM per_url ORDER BY ${sql(rankColumn[sort])} DESC, content_url COLLATE "C" LIMIT ${limit} OFFSET ${offset}
     )
     SELECT totals.total, page.* FROM (SELECT count(*) AS total FROM per_url) totals LEFT JOIN page ON true
-    ORDER BY page.total_events DESC, page.content_url COLLATE "C"`;
+    ORDER BY page.${sql(rankColumn[sort])} DESC, page.content_url COLLATE "C"`;
   const urls = page.flatMap((row) => (row.content_url === null ? [] : [row.content_url]));
   const perType = unionOfPieces(
     sql,
