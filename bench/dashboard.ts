@@ -9,7 +9,7 @@
  * member of the large owner in (a session made directly, no mail), then loads
  * /app for the last 24 hours and for 12 months R times each, after one warm-up,
  * and prints p50 and worst of: interactive (the KPI tiles shown) and complete
- * (tiles, chart and top URLs all shown).
+ * (tiles, chart and top URLs all shown); then the size of the script it served.
  */
 import { parseArgs } from "node:util";
 import puppeteer from "puppeteer-core";
@@ -86,6 +86,10 @@ for (const range of ["24h", "12m"]) {
     `| ${range} | ${median(times.map((t) => t.interactive)).toFixed(0)} | ${median(complete).toFixed(0)} | ${Math.max(...complete).toFixed(0)} |`,
   );
 }
+const script = await (await fetch(`${server.url.origin}/app/assets/app.js`)).text();
+console.log(
+  `\nscript: ${(script.length / 1024).toFixed(1)} KB, ${(Bun.gzipSync(script).length / 1024).toFixed(1)} KB gzipped (first-load budget 250 KB gzipped)`,
+);
 await browser.close();
 await server.stop(true);
 await db.close();

@@ -53,7 +53,6 @@ export type DataOf<Call extends (...args: never[]) => Promise<{ data: unknown }>
 >;
 export type SummaryAnswer = DataOf<(typeof reads)["content-owners"]["summary"]["get"]>;
 export type TimeseriesAnswer = DataOf<(typeof reads)["content-owners"]["timeseries"]["get"]>;
-export type UrlPageAnswer = DataOf<(typeof reads)["content-owners"]["urls"]["get"]>;
 
 /** What a Treaty call settles to: the answer's data, or the problem the service answered. */
 type Answer<Data> =

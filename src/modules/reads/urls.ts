@@ -57,16 +57,21 @@ export async function listUrls(
   const { rank, types } = families[scope.view];
   // strpos, not LIKE: the text is matched as it is, % and _ included.
   const matching = contains === undefined ? sql`true` : sql`strpos(lower(content_url), lower(${contains})) > 0`;
+  const pieces = plan(resolved, rank, range, allLevels);
+  // Measured on a year of 20 million events (README, Reads): once a range has day
+  // or coarser pieces, each holding a row for most URLs, one aggregate over their
+  // rows wins (a year 260 to 140 ms); hours alone are cheaper added up piece by piece.
+  const rows = pieces.some((piece) => piece.level !== "hour" && piece.level !== "raw") ? "rows" : "grouped";
   const perUrl = unionOfPieces(
     sql,
     rank,
-    plan(resolved, rank, range, allLevels),
+    pieces,
     (source, inRange) => sql`
       SELECT content_url, ${source.measure(eventCount(sql))} AS n,
              ${source.measure(resolved.urlSessions)} AS sessions, ${source.lastSeen} AS last_seen
       FROM ${source.table} WHERE ${resolved.events} AND ${matching} AND ${inRange}
       ${source.groupBy(sql`content_url`)}`,
-    "rows",
+    rows,
   );
   const page = await sql<PageRow[]>`
     WITH per_url AS (
