@@ -1,5 +1,6 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
+import postgres from "postgres";
 import type { Logger } from "../log.ts";
 import type { Sql } from "./sql.ts";
 import { DatabaseStartupError } from "./startup-errors.ts";
@@ -9,6 +10,19 @@ export const defaultMigrationsDir = join(import.meta.dir, "../../sql");
 const migrationFile = /^\d{3}_[a-z0-9_]+\.sql$/;
 // Arbitrary constant shared by every instance: only one of them migrates at a time.
 const migrationLockKey = 7_260_331_001;
+
+/**
+ * A migration that drops or alters a continuous aggregate can meet TimescaleDB's
+ * scheduler running that aggregate's policy job (on a fresh database the jobs of
+ * earlier migrations start at once): PostgreSQL then fails the migration with a
+ * deadlock or "tuple concurrently deleted/updated". Each migration is one
+ * transaction, rolled back whole, so it is simply tried again.
+ */
+const maxAttempts = 5;
+function raceWithJob(error: unknown): boolean {
+  if (!(error instanceof postgres.PostgresError)) return false;
+  return error.code === "40P01" || /tuple concurrently (deleted|updated)/.test(error.message);
+}
 
 export class MigrationError extends DatabaseStartupError {
   override name = "MigrationError";
@@ -64,14 +78,26 @@ export async function migrate(sql: Sql, log: Logger, dir = defaultMigrationsDir)
         }
         continue;
       }
-      await conn`BEGIN`;
-      try {
-        await conn.unsafe(migration.content).simple();
-        await conn`INSERT INTO schema_migrations (name, checksum) VALUES (${migration.name}, ${migration.checksum})`;
-        await conn`COMMIT`;
-      } catch (error) {
-        await conn`ROLLBACK`;
-        throw new MigrationError(`migration ${migration.name} failed: ${(error as Error).message}`);
+      for (let attempt = 1; ; attempt++) {
+        await conn`BEGIN`;
+        try {
+          await conn.unsafe(migration.content).simple();
+          await conn`INSERT INTO schema_migrations (name, checksum) VALUES (${migration.name}, ${migration.checksum})`;
+          await conn`COMMIT`;
+          break;
+        } catch (error) {
+          await conn`ROLLBACK`;
+          if (attempt < maxAttempts && raceWithJob(error)) {
+            log.warn("migration met a running TimescaleDB job; trying it again", {
+              migration: migration.name,
+              attempt,
+              error: (error as Error).message,
+            });
+            await Bun.sleep(250 * attempt);
+            continue;
+          }
+          throw new MigrationError(`migration ${migration.name} failed: ${(error as Error).message}`);
+        }
       }
       log.info("migration applied", { migration: migration.name });
       done.push(migration.name);

@@ -5,6 +5,7 @@ import type { Database } from "../../src/db/client.ts";
 import { defaultMigrationsDir, MigrationError, migrate } from "../../src/db/migrate.ts";
 import { createLogger } from "../../src/log.ts";
 import { scratchDatabase } from "../support/databases.ts";
+import { recordingLogger } from "../support/logs.ts";
 import { rejectionOf } from "../support/rejection.ts";
 import { tempDir } from "../support/temp-dirs.ts";
 
@@ -48,6 +49,29 @@ describe("migrations", () => {
     expect(String(error)).toContain("001_identity_core.sql was changed");
     const [table] = await db.sql`SELECT to_regclass('should_not_exist') AS t`;
     expect(table?.t).toBeNull();
+  });
+
+  test("a migration that meets a running TimescaleDB job (deadlock, tuple concurrently deleted) is tried again", async () => {
+    const dir = tempDir("migrations-");
+    await cp(defaultMigrationsDir, dir, { recursive: true });
+    // A sequence counts attempts across the rolled-back transactions; the first two fail as a job race does.
+    await db.sql`CREATE SEQUENCE IF NOT EXISTS migration_attempts`;
+    await writeFile(
+      join(dir, "997_meets_a_job.sql"),
+      `DO $$ BEGIN
+         CASE nextval('migration_attempts')
+           WHEN 1 THEN RAISE EXCEPTION USING ERRCODE = '40P01', MESSAGE = 'deadlock detected';
+           WHEN 2 THEN RAISE EXCEPTION 'tuple concurrently deleted';
+           ELSE NULL;
+         END CASE;
+       END $$;
+       CREATE TABLE done_on_third_try (id int);\n`,
+    );
+    const recording = recordingLogger();
+    expect(await migrate(db.sql, recording, dir)).toContain("997_meets_a_job.sql");
+    const [table] = await db.sql`SELECT to_regclass('done_on_third_try') AS t`;
+    expect(table?.t).not.toBeNull();
+    expect(recording.lines.filter((line) => line.msg.includes("trying it again"))).toHaveLength(2);
   });
 
   test("a failing migration rolls back whole and is not recorded", async () => {

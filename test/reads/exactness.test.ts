@@ -155,10 +155,13 @@ async function ownersAndReporters() {
   await verifyDomain(sql, ownerA.id, secondDomain, "operator");
   const ownerAKey = await ownerA.keyWith(["telemetry:read"]);
   const ownerB = await createTestOrg();
+  // Owner C verifies a domain of two labels, which the owner-domain rollups key separately (sql/065).
+  const ownerC = await createTestOrg({ domain: uniqueDomain("two").replace(".example.com", ".org") });
   const platform1 = await createTestOrg({ type: "platform" });
   const platform2 = await createTestOrg({ type: "agent" });
   const domainA = ownerA.domain as string;
   const domainB = ownerB.domain as string;
+  const domainC = ownerC.domain as string;
   const hosts = [
     domainA,
     `www.${domainA}`,
@@ -167,6 +170,9 @@ async function ownersAndReporters() {
     `blog.${secondDomain}`,
     domainB,
     `shop.${domainB}`,
+    domainC,
+    `www.${domainC}`,
+    `a.b.${domainC}`,
     uniqueDomain("unowned"),
   ];
   const platforms = [platform1.id, platform2.id];
@@ -191,6 +197,13 @@ async function ownersAndReporters() {
       prefix: "/content-owners",
       params: {},
       scope: { view: "owner", orgId: ownerB.id, domains: [domainB] },
+    },
+    {
+      label: "owner C",
+      key: ownerC.key,
+      prefix: "/content-owners",
+      params: {},
+      scope: { view: "owner", orgId: ownerC.id, domains: [domainC] },
     },
     {
       label: "platform 1",

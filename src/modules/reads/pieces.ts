@@ -2,7 +2,7 @@ import { joined } from "../../db/fragments.ts";
 import type { Fragment, Sql } from "../../db/sql.ts";
 import type { Measure } from "./measures.ts";
 import type { Piece } from "./plan.ts";
-import { type RollupFamily, rollupView } from "./rollups.ts";
+import { domainFamilies, type RollupFamily, rollupView } from "./rollups.ts";
 
 /** Where one piece of a range is read: a rollup at the piece's level, or the raw rows. */
 export interface PieceSource {
@@ -56,7 +56,10 @@ export function pieceSource(sql: Sql, family: RollupFamily, piece: Piece, rows: 
     };
   }
   return {
-    table: sql`events`,
+    // Raw rows carry the domain keys of sql/065 as the domain families' rows do, so one filter serves both.
+    table: domainFamilies.has(family)
+      ? sql`(SELECT *, host_domain(content_host, 2) AS domain2, host_domain(content_host, 3) AS domain3 FROM events) AS events`
+      : sql`events`,
     time: sql`event_time`,
     measure: (measure) => measure.raw,
     lastSeen: sql`max(event_time)`,

@@ -1,4 +1,5 @@
 // What every read shares: its period, its resolved scope, and small formatting helpers.
+import { joined } from "../../db/fragments.ts";
 import type { Fragment, Sql } from "../../db/sql.ts";
 import { bitFirsts, domainFirsts, firstBits, type Measure, type SessionMeasures } from "./measures.ts";
 import { type Level, levels, type Piece, planRange } from "./plan.ts";
@@ -23,8 +24,14 @@ export const count = (value: unknown) => Number(value ?? 0);
 /** What one read needs to know about its scope, resolved once. */
 export interface Resolved {
   scope: ReadScope;
-  /** Filter on events and event rollups. */
+  /** Filter on events and the rollups keyed by host or reporter. */
   events: Fragment;
+  /**
+   * Owner reads whose covering domains each have two or three labels: the filter
+   * on the domain families' rows (sql/065). Otherwise absent, and those reads use
+   * the host family.
+   */
+  domainRows?: Fragment;
   /** Owner reads: the domains that cover the scope without overlap. */
   covering: string[];
   /**
@@ -68,6 +75,7 @@ export async function resolve(sql: Sql, scope: ReadScope): Promise<Resolved> {
   return {
     scope,
     events,
+    domainRows: domainKeyFilter(sql, covering),
     covering,
     sessions:
       covering.length > 1
@@ -80,6 +88,31 @@ export async function resolve(sql: Sql, scope: ReadScope): Promise<Resolved> {
     urlSessions: bitFirsts(sql, firstBits.url, "firsts"),
     stale,
   };
+}
+
+/** The domain families' filter for these domains, when each has two or three labels (sql/065). */
+function domainKeyFilter(sql: Sql, covering: readonly string[]): Fragment | undefined {
+  if (covering.length === 0 || covering.some((domain) => labelsOf(domain) < 2 || labelsOf(domain) > 3))
+    return undefined;
+  const parts = (["domain2", "domain3"] as const).flatMap((column, i) => {
+    const domains = covering.filter((domain) => labelsOf(domain) === i + 2);
+    return domains.length > 0 ? [sql`${sql(column)} = ANY (${sql.array(domains)}::text[])`] : [];
+  });
+  return sql`(${joined(sql, parts, sql` OR `)})`;
+}
+
+/**
+ * Where a summary breakdown or timeseries is read and how its rows are filtered:
+ * an owner's domain family when the owner's domains have one, else the host
+ * family, which holds every breakdown for owners and reporters alike.
+ */
+export function breakdownSource(
+  resolved: Resolved,
+  domainFamily: RollupFamily,
+): { family: RollupFamily; filter: Fragment } {
+  return resolved.domainRows
+    ? { family: domainFamily, filter: resolved.domainRows }
+    : { family: "events_by_host", filter: resolved.events };
 }
 
 /** The pieces answering `range` from `family`, at those of the levels in `order` the family has. */

@@ -6,23 +6,30 @@ type LevelName = Level["name"];
 /**
  * The families of continuous aggregates, each at several levels, counting events
  * and sessions: per host with every breakdown, per URL and type, per reporter,
- * URL and type (sql/031), per host and type alone, for owners' timeseries and
- * summaries (sql/060), per URL alone, for ranking owners' URLs (sql/062), and
- * per host and role, and host and agent, for owners' summaries (sql/063).
+ * URL and type (sql/031), per URL alone, for ranking owners' URLs (sql/062),
+ * and per owner domain and type, role or agent, for owners' timeseries and
+ * summaries (sql/065).
  */
 const familyViews = {
   events_by_host: levelViews("events_by_host", ["hour", "day", "month"]),
   events_by_url: levelViews("events_by_url", ["hour", "day", "month"]),
   events_by_reporter_url: levelViews("events_by_reporter_url", ["hour", "day", "month"]),
-  events_by_host_type: levelViews("events_by_host_type", ["hour", "day", "month"]),
-  // Their hours are the full host family's, which holds every column they do.
-  events_by_host_role: { hour: "events_by_host_hour", ...levelViews("events_by_host_role", ["day", "month"]) },
-  events_by_host_agent: { hour: "events_by_host_hour", ...levelViews("events_by_host_agent", ["day", "month"]) },
+  // Their hours are one family with every breakdown column: summed over the others, a row is the same.
+  events_by_domain_type: { hour: "events_by_domain_hour", ...levelViews("events_by_domain_type", ["day", "month"]) },
+  events_by_domain_role: { hour: "events_by_domain_hour", ...levelViews("events_by_domain_role", ["day", "month"]) },
+  events_by_domain_agent: { hour: "events_by_domain_hour", ...levelViews("events_by_domain_agent", ["day", "month"]) },
   // Its hours are the per-type family's: summed over types, a URL's row is the same.
   url_totals: { hour: "events_by_url_hour", ...levelViews("url_totals", ["day", "week", "month", "quarter"]) },
 } satisfies Record<string, Partial<Record<LevelName, string>>>;
 
 export type RollupFamily = keyof typeof familyViews;
+
+/** Families keyed by the host's domains of two and three labels (sql/065), not by host. */
+export const domainFamilies: ReadonlySet<RollupFamily> = new Set([
+  "events_by_domain_type",
+  "events_by_domain_role",
+  "events_by_domain_agent",
+]);
 export const rollupFamilies = Object.keys(familyViews) as RollupFamily[];
 
 function levelViews(prefix: string, names: readonly LevelName[]): Partial<Record<LevelName, string>> {

@@ -6,6 +6,7 @@ import {
   addTo,
   agentKey,
   allLevels,
+  breakdownSource,
   byCountThenName,
   count,
   iso,
@@ -32,14 +33,14 @@ interface BreakdownRow {
 }
 
 /**
- * Per breakdown, the family it reads and its key columns, with NULL for the
- * others so that all three share one row shape. Owners read a lean family per
- * breakdown (sql/060, sql/063); reporters the full host family for all three.
+ * Per breakdown, its key columns, with NULL for the others so that all three
+ * share one row shape, and the owner-domain family that holds it (sql/065;
+ * breakdownSource says when it is read).
  */
-const breakdownKeys: Record<BreakdownKind, { keys: string[]; owner: RollupFamily }> = {
-  type: { keys: ["event_type"], owner: "events_by_host_type" },
-  role: { keys: ["source_role"], owner: "events_by_host_role" },
-  agent: { keys: ["org_id", "agent_id"], owner: "events_by_host_agent" },
+const breakdownKeys: Record<BreakdownKind, { keys: string[]; domainFamily: RollupFamily }> = {
+  type: { keys: ["event_type"], domainFamily: "events_by_domain_type" },
+  role: { keys: ["source_role"], domainFamily: "events_by_domain_role" },
+  agent: { keys: ["org_id", "agent_id"], domainFamily: "events_by_domain_agent" },
 };
 /** Every key column of the three breakdowns, as NULL of its type. */
 const nullKeys = (sql: Sql) => ({
@@ -63,8 +64,8 @@ export async function countBreakdowns(
   const counting = "union" in resolved.sessions ? undefined : resolved.sessions;
   const sessionsOf = { type: counting?.total, role: counting?.byRole, agent: counting?.byAgent };
   const parts = kinds.map((kind) => {
-    const { keys, owner } = breakdownKeys[kind];
-    const family = resolved.scope.view === "owner" ? owner : "events_by_host";
+    const { keys, domainFamily } = breakdownKeys[kind];
+    const { family, filter } = breakdownSource(resolved, domainFamily);
     const columns = joined(
       sql,
       Object.entries(nullKeys(sql)).map(([column, nothing]) =>
@@ -76,7 +77,7 @@ export async function countBreakdowns(
       const sessions = sessionsOf[kind];
       return sql`
         SELECT ${columns}, ${source.measure(eventCount(sql))} AS n, ${sessions ? source.measure(sessions) : sql`0`} AS sessions
-        FROM ${source.table} WHERE ${resolved.events} AND ${inRange}
+        FROM ${source.table} WHERE ${filter} AND ${inRange}
         ${source.groupBy(groupBy)}`;
     });
     return sql`

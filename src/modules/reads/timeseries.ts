@@ -3,7 +3,7 @@ import { eventCount } from "./measures.ts";
 import type { Interval } from "./model.ts";
 import { unionOfPieces } from "./pieces.ts";
 import { type Level, levels } from "./plan.ts";
-import { addTo, byCountThenName, count, iso, plan, type Range, resolve } from "./read-context.ts";
+import { addTo, breakdownSource, byCountThenName, count, iso, plan, type Range, resolve } from "./read-context.ts";
 import type { ReadScope } from "./scope.ts";
 import { bucketOf, unionSessions } from "./sessions.ts";
 
@@ -26,8 +26,7 @@ interface BucketRow {
 export async function timeseries(sql: Sql, scope: ReadScope, range: Range, interval: Interval) {
   const resolved = await resolve(sql, scope);
   const order = timeseriesLevels[interval];
-  // Owners need no breakdown by reporter or role here: the lean family (sql/060) has what they need.
-  const family = scope.view === "owner" ? "events_by_host_type" : "events_by_host";
+  const { family, filter } = breakdownSource(resolved, "events_by_domain_type");
   const pieces = plan(resolved, family, range, order);
   const counting = "union" in resolved.sessions ? undefined : resolved.sessions;
   const union = unionOfPieces(sql, family, pieces, (source, inRange) => {
@@ -35,7 +34,7 @@ export async function timeseries(sql: Sql, scope: ReadScope, range: Range, inter
     return sql`
       SELECT ${bucketOf(sql, interval, source.time)} AS b, event_type,
              ${source.measure(eventCount(sql))} AS n, ${sessions} AS sessions
-      FROM ${source.table} WHERE ${resolved.events} AND ${inRange}
+      FROM ${source.table} WHERE ${filter} AND ${inRange}
       ${source.groupBy(sql`b, event_type`)}`;
   });
   const eventRows = await sql<BucketRow[]>`
