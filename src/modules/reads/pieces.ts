@@ -2,11 +2,13 @@ import { joined } from "../../db/fragments.ts";
 import type { Fragment, Sql } from "../../db/sql.ts";
 import type { Measure } from "./measures.ts";
 import type { Piece } from "./plan.ts";
-import { domainFamilies, type RollupFamily, rollupView } from "./rollups.ts";
+import { type RollupFamily, rollupView } from "./rollups.ts";
 
 /** Where one piece of a range is read: a rollup at the piece's level, or the raw rows. */
 export interface PieceSource {
   table: Fragment;
+  /** Raw events rather than a rollup. */
+  raw: boolean;
   /** The bucket start (rollups) or row time (raw). */
   time: Fragment;
   /** A measure as this source computes it. */
@@ -38,6 +40,7 @@ export function pieceSource(sql: Sql, family: RollupFamily, piece: Piece, rows: 
   if (view && rows === "rows") {
     return {
       table: sql`${sql(view)}`,
+      raw: false,
       time: sql`bucket`,
       measure: (measure) => measure.row,
       lastSeen: sql`last_seen`,
@@ -48,6 +51,7 @@ export function pieceSource(sql: Sql, family: RollupFamily, piece: Piece, rows: 
   if (view) {
     return {
       table: sql`${sql(view)}`,
+      raw: false,
       time: sql`bucket`,
       measure: (measure) => sql`sum(${measure.row})`,
       lastSeen: sql`max(last_seen)`,
@@ -56,10 +60,8 @@ export function pieceSource(sql: Sql, family: RollupFamily, piece: Piece, rows: 
     };
   }
   return {
-    // Raw rows carry the domain keys of sql/065 as the domain families' rows do, so one filter serves both.
-    table: domainFamilies.has(family)
-      ? sql`(SELECT *, host_domain(content_host, 2) AS domain2, host_domain(content_host, 3) AS domain3 FROM events) AS events`
-      : sql`events`,
+    table: sql`events`,
+    raw: true,
     time: sql`event_time`,
     measure: (measure) => measure.raw,
     lastSeen: sql`max(event_time)`,

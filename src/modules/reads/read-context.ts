@@ -2,6 +2,7 @@
 import { joined } from "../../db/fragments.ts";
 import type { Fragment, Sql } from "../../db/sql.ts";
 import { bitFirsts, domainFirsts, firstBits, type Measure, type SessionMeasures } from "./measures.ts";
+import type { PieceSource } from "./pieces.ts";
 import { type Level, levels, type Piece, planRange } from "./plan.ts";
 import { loadStaleRanges, type RollupFamily, rollupView, type StaleByLevel } from "./rollups.ts";
 import { coveringDomains, hostsUnder, type ReadScope } from "./scope.ts";
@@ -102,17 +103,20 @@ function domainKeyFilter(sql: Sql, covering: readonly string[]): Fragment | unde
 }
 
 /**
- * Where a summary breakdown or timeseries is read and how its rows are filtered:
- * an owner's domain family when the owner's domains have one, else the host
- * family, which holds every breakdown for owners and reporters alike.
+ * Where a summary breakdown or timeseries is read and how a piece's rows are
+ * filtered: an owner's domain family when the owner's domains have one, else the
+ * host family, which holds every breakdown for owners and reporters alike. Raw
+ * pieces filter on the hosts under the domains, which the events' host index
+ * finds (the same events: a host is under a domain exactly when its last labels are it).
  */
 export function breakdownSource(
   resolved: Resolved,
   domainFamily: RollupFamily,
-): { family: RollupFamily; filter: Fragment } {
-  return resolved.domainRows
-    ? { family: domainFamily, filter: resolved.domainRows }
-    : { family: "events_by_host", filter: resolved.events };
+): { family: RollupFamily; filter(source: PieceSource): Fragment } {
+  const { domainRows } = resolved;
+  return domainRows
+    ? { family: domainFamily, filter: (source) => (source.raw ? resolved.events : domainRows) }
+    : { family: "events_by_host", filter: () => resolved.events };
 }
 
 /** The pieces answering `range` from `family`, at those of the levels in `order` the family has. */

@@ -24,12 +24,6 @@ const familyViews = {
 
 export type RollupFamily = keyof typeof familyViews;
 
-/** Families keyed by the host's domains of two and three labels (sql/065), not by host. */
-export const domainFamilies: ReadonlySet<RollupFamily> = new Set([
-  "events_by_domain_type",
-  "events_by_domain_role",
-  "events_by_domain_agent",
-]);
 export const rollupFamilies = Object.keys(familyViews) as RollupFamily[];
 
 function levelViews(prefix: string, names: readonly LevelName[]): Partial<Record<LevelName, string>> {

@@ -77,7 +77,7 @@ export async function countBreakdowns(
       const sessions = sessionsOf[kind];
       return sql`
         SELECT ${columns}, ${source.measure(eventCount(sql))} AS n, ${sessions ? source.measure(sessions) : sql`0`} AS sessions
-        FROM ${source.table} WHERE ${filter} AND ${inRange}
+        FROM ${source.table} WHERE ${filter(source)} AND ${inRange}
         ${source.groupBy(groupBy)}`;
     });
     return sql`

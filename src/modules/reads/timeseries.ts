@@ -34,7 +34,7 @@ export async function timeseries(sql: Sql, scope: ReadScope, range: Range, inter
     return sql`
       SELECT ${bucketOf(sql, interval, source.time)} AS b, event_type,
              ${source.measure(eventCount(sql))} AS n, ${sessions} AS sessions
-      FROM ${source.table} WHERE ${filter} AND ${inRange}
+      FROM ${source.table} WHERE ${filter(source)} AND ${inRange}
       ${source.groupBy(sql`b, event_type`)}`;
   });
   const eventRows = await sql<BucketRow[]>`
