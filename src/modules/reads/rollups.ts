@@ -23,7 +23,6 @@ const familyViews = {
 } satisfies Record<string, Partial<Record<LevelName, string>>>;
 
 export type RollupFamily = keyof typeof familyViews;
-
 export const rollupFamilies = Object.keys(familyViews) as RollupFamily[];
 
 function levelViews(prefix: string, names: readonly LevelName[]): Partial<Record<LevelName, string>> {
