@@ -70,7 +70,6 @@ export const problemCodes = {
   method_not_allowed: { status: 405, meaning: "the path answers other methods (`Allow`)" },
   conflict: { status: 409, meaning: "a record with the same identity already exists" },
   domain_taken: { status: 409, meaning: "another organisation holds the domain verified" },
-  session_conflict: { status: 409, meaning: "a session of the request was claimed concurrently; retry" },
   last_owner: { status: 409, meaning: "the last owner can be neither demoted nor removed" },
   invite_exists: { status: 409, meaning: "the address already has an open invitation" },
   invite_claimed: { status: 409, meaning: "the invitation was already claimed" },

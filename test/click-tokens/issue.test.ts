@@ -96,6 +96,32 @@ describe("ctx_token on events", () => {
     expect(stored.every((e) => e.org_id === network.id && e.agent_id === "assistant-3")).toBe(true);
   });
 
+  test("a token of a session whose name another organisation's session has carries engagement to the right session", async () => {
+    const first = await createTestOrg({ type: "agent" });
+    const name = (await call("POST", "/sessions/start", { key: first.key, body: {} })).body.session_id as string;
+    const agent = await createTestOrg({ type: "agent" });
+    await call("POST", "/events", {
+      key: agent.key,
+      body: batch([validEvents.retrieved("shop.example.net")], { session_id: name, agent_id: "assistant-7" }),
+    });
+    const issued = await call("POST", "/click-tokens", {
+      key: agent.key,
+      body: { session_id: name, content_url: contentUrl },
+    });
+    expect(issued.body.session_id).toBe(name);
+    const network = await createTestOrg({ type: "platform" });
+    const res = await call("POST", "/events", {
+      key: network.key,
+      // Naming the session as well as the token: the name its reporter gave it.
+      body: batch([validEvents.checkout({ ctx_token: issued.body.token, session_id: name })]),
+    });
+    expect(res.status).toBe(200);
+    const [agentsEvent] = await storedEvents(agent.id);
+    const [engagement] = await storedEvents(network.id);
+    expect(agentsEvent?.session_id).not.toBe(name);
+    expect(engagement).toMatchObject({ session_id: agentsEvent?.session_id, agent_id: "assistant-7" });
+  });
+
   test("an envelope ctx_token applies to every event of the batch", async () => {
     const { sessionId, token } = await agentWithToken();
     const network = await createTestOrg({ type: "platform" });

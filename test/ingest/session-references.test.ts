@@ -10,8 +10,9 @@ const shapeOf = (res: { status: number; body: Record<string, unknown> }) => ({
   fields: Object.keys(res.body).sort(),
 });
 
+/** References are session names in the caller's own namespace (sql/067): they can name nothing of another organisation. */
 describe("parent_session_id and prior_session_ids name only the caller's sessions", () => {
-  test("another organisation's session is dropped, answered exactly like an unknown id", async () => {
+  test("another organisation's session id is kept as given, answered exactly like an unknown id", async () => {
     const other = await createTestOrg({ type: "agent" });
     const theirs = (await call("POST", "/sessions/start", { key: other.key, body: {} })).body.session_id as string;
     const agent = await createTestOrg({ type: "agent" });
@@ -28,8 +29,12 @@ describe("parent_session_id and prior_session_ids name only the caller's session
     expect(shapeOf(foreign)).toEqual(shapeOf(nobodys));
     expect(foreign.status).toBe(200);
     const stored = await storedSession(foreign.body.session_id);
-    expect(stored?.parent_session_id).toBeNull();
-    expect(stored?.prior_session_ids).toEqual([mine, unknown]);
+    expect(stored?.parent_session_id).toBe(theirs);
+    expect(stored?.prior_session_ids).toEqual([mine, theirs, unknown]);
+    // The reference stays a name of the caller's: reading the other organisation's session shows no link.
+    const document = await call("GET", `/sessions/${foreign.body.session_id}/document`, { key: agent.key });
+    expect(document.body.parent_session_id).toBe(theirs);
+    expect((await call("GET", `/sessions/${theirs}/document`, { key: agent.key })).status).toBe(404);
 
     const own = await call("POST", "/sessions/start", {
       key: agent.key,
@@ -41,7 +46,7 @@ describe("parent_session_id and prior_session_ids name only the caller's session
     });
   });
 
-  test("a batch's parent_session_id naming another organisation's session links nothing", async () => {
+  test("a batch's parent_session_id naming another organisation's session is stored as given", async () => {
     const other = await createTestOrg({ type: "agent" });
     const theirs = (await call("POST", "/sessions/start", { key: other.key, body: {} })).body.session_id as string;
     const agent = await createTestOrg({ type: "agent" });
@@ -51,7 +56,7 @@ describe("parent_session_id and prior_session_ids name only the caller's session
       body: batch([validEvents.retrieved("refs.example.net")], { session_id: sessionId, parent_session_id: theirs }),
     });
     expect(res.status).toBe(200);
-    expect((await storedSession(sessionId))?.parent_session_id).toBeNull();
+    expect((await storedSession(sessionId))?.parent_session_id).toBe(theirs);
     // The same batch naming the caller's own session links it.
     const child = crypto.randomUUID();
     await call("POST", "/events", {

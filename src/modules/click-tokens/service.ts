@@ -1,5 +1,6 @@
 import { hashPresentedSecret, mintSecret } from "../../core/secrets.ts";
 import type { Sql } from "../../db/sql.ts";
+import { sessionsNamed } from "../ingest/session-names.ts";
 
 /** Click token lifetime (the interface's limits table). */
 export const clickTokenLifetimeDays = 90;
@@ -16,7 +17,7 @@ export interface IssuedClickToken {
 
 /**
  * Issues a token for a session of `orgId`. Undefined when the organisation has
- * no such session (another organisation's session is indistinguishable from none).
+ * no session of that name (session names are per organisation, sql/067).
  */
 export async function issueClickToken(
   sql: Sql,
@@ -28,7 +29,7 @@ export async function issueClickToken(
   const [row] = await sql<{ expires_at: Date }[]>`
     INSERT INTO click_tokens (token_hash, session_id, org_id, content_url, expires_at)
     SELECT ${minted.hash}, s.id, s.org_id, ${contentUrl}, now() + make_interval(days => ${clickTokenLifetimeDays})
-    FROM sessions s WHERE s.id = ${sessionId}::uuid AND s.org_id = ${orgId}::uuid
+    FROM sessions s WHERE ${sessionsNamed(sql, orgId, [sessionId])}
     RETURNING expires_at`;
   return row && { token: minted.raw, session_id: sessionId, content_url: contentUrl, expires_at: row.expires_at };
 }
@@ -36,6 +37,8 @@ export async function issueClickToken(
 /** The session a live token stands for, with that session's agent. */
 export interface ClickTokenSession {
   sessionId: string;
+  /** The session's name as its reporter gives it (sql/067). */
+  sessionName: string;
   agentId: string | null;
 }
 
@@ -48,14 +51,14 @@ export async function resolveClickTokens(sql: Sql, raws: readonly string[]): Pro
   }
   const resolved = new Map<string, ClickTokenSession>();
   if (byHash.size === 0) return resolved;
-  const rows = await sql<{ hash: string; session_id: string; agent_id: string | null }[]>`
-    SELECT encode(t.token_hash, 'hex') AS hash, t.session_id, s.agent_id
+  const rows = await sql<{ hash: string; session_id: string; session_name: string; agent_id: string | null }[]>`
+    SELECT encode(t.token_hash, 'hex') AS hash, t.session_id, coalesce(s.wire_id, s.id) AS session_name, s.agent_id
     FROM click_tokens t JOIN sessions s ON s.id = t.session_id
     WHERE t.token_hash IN (SELECT decode(h, 'hex') FROM unnest(${[...byHash.keys()]}::text[]) AS h)
       AND t.expires_at > now()`;
   for (const row of rows) {
     const raw = byHash.get(row.hash);
-    if (raw) resolved.set(raw, { sessionId: row.session_id, agentId: row.agent_id });
+    if (raw) resolved.set(raw, { sessionId: row.session_id, sessionName: row.session_name, agentId: row.agent_id });
   }
   return resolved;
 }

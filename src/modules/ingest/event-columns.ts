@@ -15,7 +15,10 @@ export interface EventRow {
   contentHost: string | null;
   /** Known from the envelope or a click token's session; else filled from the claimed session. */
   agentId: string | null;
+  /** The session's name as its reporter gave it, or, from a click token, the session's id (sql/067). */
   sessionId: string | null;
+  /** The session came from a click token: `sessionId` is already the issuer's session id. */
+  sessionFromToken?: boolean;
   contentId: string | null;
   contentTelemetryId: string | null;
   turnId: string | null;

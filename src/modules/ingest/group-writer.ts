@@ -17,7 +17,7 @@ interface Pending {
  * At most `transactions` run at a time, each with at most `eventsPerTransaction`
  * events (a single larger request still goes alone). A request's acknowledgement
  * still waits for the commit of the transaction that holds it. When a shared
- * transaction fails (a request names another organisation's session, say), each
+ * transaction fails (two organisations create a session of one new name, say), each
  * of its requests is written again alone, so one refusal never refuses the others.
  */
 export class GroupWriter {

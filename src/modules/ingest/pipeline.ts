@@ -12,13 +12,7 @@ import { type IngestDocument, readDocument } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
 import { type CheckedEvent, checkEvent, type StrippedField } from "./event-rules.ts";
 import type { GroupWriter } from "./group-writer.ts";
-import {
-  ForeignSessionError,
-  foreignSessionIds,
-  type ImplicitSession,
-  SessionEndsBeforeStartError,
-  sessionPrivacyLevels,
-} from "./service.ts";
+import { type ImplicitSession, SessionEndsBeforeStartError, sessionPrivacyLevels } from "./service.ts";
 import { sessionDocumentErrors } from "./session-integrity.ts";
 
 export interface IngestResult {
@@ -146,8 +140,6 @@ export async function ingestDocument(
       refusal.add([{ path: "/ended_at", message: "is before the start already stored for this session" }]);
       refusal.throwIfAny(document.events.length);
     }
-    if (!(error instanceof ForeignSessionError)) throw error;
-    await refuseForeignSessions(sql, principal.orgId, document, checked, plan.implicitSessions, refusal);
     throw error;
   }
 }
@@ -220,13 +212,14 @@ async function resolveSessions(
   for (const event of checked) {
     let sessionId = event.sessionId;
     let agentId: string | null = null;
+    let fromToken = false;
     if (event.ctxToken) {
       const token = sessions.get(event.ctxToken);
       if (!token) {
         refusal.add([{ path: `${event.path}/ctx_token`, message: "unknown or expired click token" }], event.index);
         continue;
       }
-      if (sessionId && sessionId !== token.sessionId) {
+      if (sessionId && sessionId.toLowerCase() !== token.sessionName) {
         refusal.add(
           [{ path: `${event.path}/ctx_token`, message: "belongs to a different session than session_id" }],
           event.index,
@@ -235,6 +228,7 @@ async function resolveSessions(
       }
       sessionId = token.sessionId;
       agentId = token.agentId;
+      fromToken = true;
     }
     rows.push({
       eventTime: event.eventTime,
@@ -246,6 +240,7 @@ async function resolveSessions(
       contentHost: event.contentHost,
       agentId,
       sessionId,
+      sessionFromToken: fromToken,
       contentId: event.contentId,
       contentTelemetryId: event.contentTelemetryId,
       turnId: event.turnId,
@@ -288,34 +283,4 @@ function earliest(events: CheckedEvent[]): Date | null {
   let first: Date | null = null;
   for (const event of events) if (!first || event.eventTime < first) first = event.eventTime;
   return first;
-}
-
-/** Names each event (or the document) whose session belongs to another organisation, and refuses with 400. */
-async function refuseForeignSessions(
-  sql: Sql,
-  orgId: string,
-  document: IngestDocument,
-  checked: CheckedEvent[],
-  implicit: ImplicitSession[],
-  refusal: Refusal,
-): Promise<void> {
-  const named = [...implicit.map((session) => session.id), ...(document.session ? [document.session.id] : [])];
-  const foreign = await foreignSessionIds(sql, orgId, named);
-  const message = "is a session of another organisation";
-  if (document.session && foreign.has(document.session.id)) refusal.add([{ path: "/session_id", message }]);
-  for (const event of checked) {
-    if (
-      event.sessionId &&
-      !event.ctxToken &&
-      event.sessionId !== document.session?.id &&
-      foreign.has(event.sessionId)
-    ) {
-      refusal.add([{ path: `${event.path}/session_id`, message }], event.index);
-    }
-  }
-  // A claim lost to a concurrent creation is visible now; if not, the caller may simply retry.
-  if (refusal.errors.length === 0) {
-    throw problem("session_conflict", "a session of this request was claimed concurrently; retry");
-  }
-  refusal.throwIfAny(document.events.length);
 }

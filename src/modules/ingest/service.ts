@@ -11,7 +11,9 @@ import {
   storeCounted,
   storedEventsOf,
 } from "./event-store.ts";
+import type { HeldEvent } from "./first-flags.ts";
 import type { OutcomeValue } from "./model.ts";
+import { sessionName, sessionsNamed } from "./session-names.ts";
 
 /** A session named by events and created on first sight when it does not exist. */
 export interface ImplicitSession {
@@ -29,11 +31,6 @@ export interface WritePlan {
   events: EventRow[];
 }
 
-/** A session named by the request is owned by another organisation; nothing was stored. */
-export class ForeignSessionError extends Error {
-  override name = "ForeignSessionError";
-}
-
 /** The described session's end precedes the start already stored for it (sql/015); nothing was stored. */
 export class SessionEndsBeforeStartError extends Error {
   override name = "SessionEndsBeforeStartError";
@@ -42,59 +39,70 @@ export class SessionEndsBeforeStartError extends Error {
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
 /**
- * The implicit sessions of plans written together, one per id: the earliest start,
- * the first agent, manifest and parent given. Plans of two organisations naming one
- * session cannot share a transaction (one of them is refused).
+ * The implicit sessions of plans written together, one per organisation and name:
+ * the earliest start, the first agent, manifest and parent given.
  */
 function implicitSessionsOf(plans: readonly WritePlan[]): (ImplicitSession & { orgId: string })[] {
-  const byId = new Map<string, ImplicitSession & { orgId: string }>();
+  const byName = new Map<string, ImplicitSession & { orgId: string }>();
   for (const plan of plans) {
     for (const session of plan.implicitSessions) {
-      const known = byId.get(session.id);
+      const key = `${plan.orgId}/${session.id.toLowerCase()}`;
+      const known = byName.get(key);
       if (!known) {
-        byId.set(session.id, { ...session, orgId: plan.orgId });
+        byName.set(key, { ...session, orgId: plan.orgId });
         continue;
       }
-      if (known.orgId !== plan.orgId) throw new ForeignSessionError("two organisations name one session");
       known.agentId ??= session.agentId;
       known.manifestRef ??= session.manifestRef;
       known.parentSessionId ??= session.parentSessionId;
       if (session.startedAt < known.startedAt) known.startedAt = session.startedAt;
     }
   }
-  // Sessions are claimed in id order so that concurrent writes naming the same
+  // Sessions are claimed in name order so that concurrent writes naming the same
   // sessions wait on each other in one order and never deadlock.
-  return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+  return [...byName.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : a.orgId < b.orgId ? -1 : 1));
 }
 
 /**
+ * The id a new session named `name` by `orgId` takes (sql/067): its name, unless
+ * another organisation's session has that id; then a random one, the name kept
+ * in `wire_id`. A claim that finds the organisation's session by name keeps it.
+ */
+function newSessionIds(sql: Queryable, name: Fragment, orgId: Fragment) {
+  return sql`CROSS JOIN LATERAL (
+    SELECT CASE WHEN taken THEN gen_random_uuid() ELSE ${name} END AS id, CASE WHEN taken THEN ${name} END AS wire_id
+    FROM (SELECT EXISTS (SELECT 1 FROM sessions o WHERE o.id = ${name} AND o.org_id <> ${orgId}) AS taken) t
+  ) fresh`;
+}
+
+/** A session row as a claim returns it: its organisation, name, id and agent. */
+type ClaimedSession = [orgId: string, name: string, id: string, agentId: string | null];
+
+/**
  * Claims every session the plans name (creating unknown ones for their
- * organisation, refusing ones owned by another) and stores their events counted,
- * in one transaction of two statements, the first sent with the read it needs
- * (event-store.ts): the claims, the sessions' bounds and the guard that aborts
- * everything when a claim fails, with the stored flag holders; then the events
+ * organisation, sql/067) and stores their events counted, in one transaction of
+ * two statements, the first sent with the read it needs (event-store.ts): the
+ * claims and the sessions' bounds, with the stored flag holders; then the events
  * with their first-event flags. Returns, for each plan, the events it inserted (a
  * retried event is skipped; an event in two plans counts for the first).
  *
  * Several plans share a transaction only without a session header (GroupWriter).
  */
-export async function writeIngest(sql: Sql, plans: readonly WritePlan[]): Promise<number[]> {
+export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried = false): Promise<number[]> {
   const header = plans.length === 1 ? (plans[0] as WritePlan).header : null;
   if (plans.length > 1 && plans.some((plan) => plan.header)) throw new Error("plans with a header are written alone");
   const implicit = implicitSessionsOf(plans);
-  const expected = implicit.length + (header ? 1 : 0);
   const events = plans.flatMap((plan) => plan.events);
   try {
     const inserted = await inWriteTransaction(sql, async (tx) => {
       const headerClaim = header
         ? tx`header_claim AS (${claimHeaderSession(tx, (plans[0] as WritePlan).orgId, header)}),`
         : tx``;
-      const claims = tx<{ agents: Record<string, string | null> }[]>`
+      const claims = tx<{ sessions: ClaimedSession[] }[]>`
         WITH ${headerClaim}
         claimed AS (
-          INSERT INTO sessions AS s (id, org_id, agent_id, started_at, manifest_ref, parent_session_id)
-          SELECT n.id, n.org_id, n.agent_id, n.started_at, n.manifest_ref,
-                 ${ownSessionRef(tx, tx`n.parent_session_id`, tx`n.org_id`)}
+          INSERT INTO sessions AS s (id, wire_id, org_id, agent_id, started_at, manifest_ref, parent_session_id)
+          SELECT fresh.id, fresh.wire_id, n.org_id, n.agent_id, n.started_at, n.manifest_ref, n.parent_session_id
           FROM unnest(
             ${implicit.map((s) => s.id)}::uuid[],
             ${implicit.map((s) => s.orgId)}::uuid[],
@@ -102,106 +110,122 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[]): Promis
             ${implicit.map((s) => iso(s.startedAt))}::timestamptz[],
             ${implicit.map((s) => s.manifestRef)}::text[],
             ${implicit.map((s) => s.parentSessionId)}::uuid[]
-          ) AS n (id, org_id, agent_id, started_at, manifest_ref, parent_session_id)
-          ON CONFLICT (id) DO UPDATE
+          ) AS n (name, org_id, agent_id, started_at, manifest_ref, parent_session_id)
+          ${newSessionIds(tx, tx`n.name`, tx`n.org_id`)}
+          ON CONFLICT (org_id, (coalesce(wire_id, id))) DO UPDATE
             SET agent_id = coalesce(s.agent_id, EXCLUDED.agent_id),
                 started_at = least(s.started_at, EXCLUDED.started_at)
-            WHERE s.org_id = EXCLUDED.org_id
-          RETURNING s.id, s.agent_id
+          RETURNING s.org_id, coalesce(s.wire_id, s.id) AS name, s.id, s.agent_id
         ),
         owned AS (
-          SELECT id, agent_id FROM claimed ${header ? tx`UNION ALL SELECT id, agent_id FROM header_claim` : tx``}
+          SELECT * FROM claimed ${header ? tx`UNION ALL SELECT * FROM header_claim` : tx``}
         ),
         bounds AS (${boundSessions(tx, events)})
-        SELECT ingest_require_sessions((SELECT count(*) FROM owned), ${expected}) AS sessions_claimed,
-               (SELECT coalesce(json_object_agg(id, agent_id), '{}') FROM owned) AS agents`;
+        SELECT coalesce(json_agg(json_build_array(org_id, name, id, agent_id)), '[]') AS sessions FROM owned`;
       if (events.length === 0) {
         await claims;
         return new Set<string>();
       }
       // Sent together (queries are otherwise sent when awaited): the flag holders
       // are read after the claims and bounds have locked the sessions.
-      const held = storedEventsOf(tx, sessionsOf(events), { flagsTakenBy: events.map((row) => row.contentUrl) });
+      const named = sessionsOf(events);
+      const held = storedEventsOf(tx, named, { flagsTakenBy: events.map((row) => row.contentUrl) });
       const [[claimed], stored] = await Promise.all([claims.execute(), held]);
-      // An event without an agent takes its session's (the caller's own sessions only).
-      const agents = claimed?.agents ?? {};
-      const rows = events.map((row) =>
-        row.agentId === null && row.sessionId ? { ...row, agentId: agents[row.sessionId.toLowerCase()] ?? null } : row,
-      );
-      return storeCounted(tx, rows, stored);
+      const rows = withClaimedSessions(events, claimed?.sessions ?? []);
+      return storeCounted(tx, rows, await heldOfRenamed(tx, rows, named, stored));
     });
     return plans.map((plan) =>
       plan.events.reduce((created, row) => created + (inserted.delete(eventKeyOf(row)) ? 1 : 0), 0),
     );
   } catch (error) {
-    if (error instanceof postgres.PostgresError && error.code === "CT409") throw new ForeignSessionError(error.message);
     if (error instanceof postgres.PostgresError && error.constraint_name === "sessions_end_not_before_start") {
       throw new SessionEndsBeforeStartError(error.message);
+    }
+    // Two organisations created a session of one new name at once: written again,
+    // the later one finds the id taken and gets a session of its own (sql/067).
+    // Plans sharing a transaction are then written alone (GroupWriter).
+    if (!retried && error instanceof postgres.PostgresError && error.constraint_name === "sessions_pkey") {
+      return writeIngest(sql, plans, true);
     }
     throw error;
   }
 }
 
 /**
- * A session reference (parent, prior) as stored: dropped when it names another
- * organisation's session. Refusing it would tell the caller that the id exists
- * elsewhere; dropping it answers exactly as for an id nobody uses, and links nothing.
+ * The rows with the ids of the sessions they name (a session's name is its id
+ * but for a reused name, sql/067); an event without an agent takes its
+ * session's. Rows whose session came from a click token already hold its id.
  */
-function ownSessionRef(sql: Queryable, ref: Fragment, orgId: Fragment) {
-  return sql`CASE WHEN EXISTS (SELECT 1 FROM sessions o WHERE o.id = ${ref} AND o.org_id <> ${orgId}) THEN NULL ELSE ${ref} END`;
+function withClaimedSessions(rows: readonly EventRow[], claimed: readonly ClaimedSession[]): EventRow[] {
+  const byName = new Map(claimed.map(([orgId, name, id, agentId]) => [`${orgId}/${name}`, { id, agentId }]));
+  return rows.map((row) => {
+    if (row.sessionId === null || row.sessionFromToken) return row;
+    const session = byName.get(`${row.orgId}/${row.sessionId.toLowerCase()}`);
+    if (!session) return row;
+    return { ...row, sessionId: session.id, agentId: row.agentId ?? session.agentId };
+  });
 }
 
-/** `prior_session_ids` without those of another organisation's sessions (NULL stays NULL: "not given"). */
-function ownSessionRefs(sql: Queryable, ids: string[] | null, orgId: string) {
-  return sql`CASE WHEN ${ids}::uuid[] IS NULL THEN NULL ELSE ARRAY(
-    SELECT p FROM unnest(${ids}::uuid[]) WITH ORDINALITY AS r (p, i)
-    WHERE NOT EXISTS (SELECT 1 FROM sessions o WHERE o.id = r.p AND o.org_id <> ${orgId}::uuid)
-    ORDER BY r.i) END`;
+/**
+ * The flag holders of the rows' sessions. They were read by name, which is each
+ * session's id but for a reused name: then the holders read belong to another
+ * organisation's session and are left out, and the renamed session's own are
+ * read after bounding it. Costs nothing unless a name was reused.
+ */
+async function heldOfRenamed(
+  tx: Queryable,
+  rows: readonly EventRow[],
+  named: readonly string[],
+  held: readonly HeldEvent[],
+): Promise<readonly HeldEvent[]> {
+  const ids = new Set(sessionsOf(rows));
+  const renamed = [...ids].filter((id) => !named.includes(id));
+  if (renamed.length === 0 && named.every((id) => ids.has(id))) return held;
+  const renamedRows = rows.filter((row) => row.sessionId !== null && renamed.includes(row.sessionId));
+  await boundSessions(tx, renamedRows);
+  const own = held.filter((event) => ids.has(event.sessionId));
+  const ofRenamed = await storedEventsOf(tx, renamed, { flagsTakenBy: rows.map((row) => row.contentUrl) });
+  return [...own, ...ofRenamed];
 }
 
 /**
  * Upserts an explicitly described session: given fields win, absent ones keep what
  * is stored; an earlier start moves the start. A new session without a start
- * starts now, or at its end when that is earlier.
+ * starts now, or at its end when that is earlier. `parent_session_id` and
+ * `prior_session_ids` are names in the organisation's own namespace (sql/067),
+ * stored as given: they can name nothing of another organisation.
  */
 function claimHeaderSession(sql: Queryable, orgId: string, header: SessionHeader) {
   const outcome = header.outcome;
   return sql`
     INSERT INTO sessions AS s (
-      id, org_id, initiator_type, agent_id, manifest_ref, content_scope, external_session_id, parent_session_id,
+      id, wire_id, org_id, initiator_type, agent_id, manifest_ref, content_scope, external_session_id, parent_session_id,
       prior_session_ids, privacy_level, started_at, ended_at, outcome_type, outcome_value_amount, outcome_currency
-    ) VALUES (
-      ${header.id}::uuid, ${orgId}::uuid, coalesce(${header.initiatorType}::text, 'user'), ${header.agentId},
-      ${header.manifestRef}, ${header.contentScope}, ${header.externalSessionId},
-      ${ownSessionRef(sql, sql`${header.parentSessionId}::uuid`, sql`${orgId}::uuid`)},
-      coalesce(${ownSessionRefs(sql, header.priorSessionIds, orgId)}, '{}'), coalesce(${header.privacyLevel}::text, 'minimal'),
+    )
+    SELECT
+      fresh.id, fresh.wire_id, n.org_id, coalesce(${header.initiatorType}::text, 'user'), ${header.agentId},
+      ${header.manifestRef}, ${header.contentScope}, ${header.externalSessionId}, ${header.parentSessionId}::uuid,
+      coalesce(${header.priorSessionIds}::uuid[], '{}'), coalesce(${header.privacyLevel}::text, 'minimal'),
       coalesce(${iso(header.startedAt)}::timestamptz, least(now(), ${iso(header.endedAt)}::timestamptz)),
       ${iso(header.endedAt)}::timestamptz,
       ${outcome?.type ?? null}, ${outcome?.value_amount ?? null}::bigint, ${outcome?.currency ?? null}
-    )
-    ON CONFLICT (id) DO UPDATE SET
+    FROM (SELECT ${header.id}::uuid AS name, ${orgId}::uuid AS org_id) n
+    ${newSessionIds(sql, sql`n.name`, sql`n.org_id`)}
+    ON CONFLICT (org_id, (coalesce(wire_id, id))) DO UPDATE SET
       initiator_type = coalesce(${header.initiatorType}::text, s.initiator_type),
       agent_id = coalesce(EXCLUDED.agent_id, s.agent_id),
       manifest_ref = coalesce(EXCLUDED.manifest_ref, s.manifest_ref),
       content_scope = coalesce(EXCLUDED.content_scope, s.content_scope),
       external_session_id = coalesce(EXCLUDED.external_session_id, s.external_session_id),
       parent_session_id = coalesce(EXCLUDED.parent_session_id, s.parent_session_id),
-      prior_session_ids = coalesce(${ownSessionRefs(sql, header.priorSessionIds, orgId)}, s.prior_session_ids),
+      prior_session_ids = coalesce(${header.priorSessionIds}::uuid[], s.prior_session_ids),
       privacy_level = coalesce(${header.privacyLevel}::text, s.privacy_level),
       started_at = least(s.started_at, ${iso(header.startedAt)}::timestamptz),
       ended_at = coalesce(EXCLUDED.ended_at, s.ended_at),
       outcome_type = coalesce(EXCLUDED.outcome_type, s.outcome_type),
       outcome_value_amount = CASE WHEN EXCLUDED.outcome_type IS NULL THEN s.outcome_value_amount ELSE EXCLUDED.outcome_value_amount END,
       outcome_currency = CASE WHEN EXCLUDED.outcome_type IS NULL THEN s.outcome_currency ELSE EXCLUDED.outcome_currency END
-    WHERE s.org_id = EXCLUDED.org_id
-    RETURNING s.id, s.agent_id`;
-}
-
-/** Of these session ids, the ones that exist under another organisation. */
-export async function foreignSessionIds(sql: Sql, orgId: string, ids: string[]): Promise<Set<string>> {
-  const rows = await sql<{ id: string }[]>`
-    SELECT id FROM sessions WHERE id = ANY(${ids}::uuid[]) AND org_id <> ${orgId}::uuid`;
-  return new Set(rows.map((row) => row.id));
+    RETURNING s.org_id, coalesce(s.wire_id, s.id) AS name, s.id, s.agent_id`;
 }
 
 /**
@@ -221,16 +245,16 @@ export async function endSession(
       outcome_type = coalesce(${outcome?.type ?? null}, outcome_type),
       outcome_value_amount = CASE WHEN ${outcome?.type ?? null}::text IS NULL THEN outcome_value_amount ELSE ${outcome?.value_amount ?? null}::bigint END,
       outcome_currency = CASE WHEN ${outcome?.type ?? null}::text IS NULL THEN outcome_currency ELSE ${outcome?.currency ?? null} END
-    WHERE id = ${sessionId}::uuid AND org_id = ${orgId}::uuid
+    WHERE ${sessionsNamed(sql, orgId, [sessionId])}
     RETURNING ended_at`;
   return row;
 }
 
-/** The declared privacy level of each of these sessions that the organisation owns. */
+/** The declared privacy level of each of these sessions of the organisation, by name. */
 export async function sessionPrivacyLevels(sql: Sql, orgId: string, ids: string[]): Promise<Map<string, PrivacyLevel>> {
   if (ids.length === 0) return new Map();
   const rows = await sql<{ id: string; privacy_level: PrivacyLevel }[]>`
-    SELECT id, privacy_level FROM sessions WHERE id = ANY(${ids}::uuid[]) AND org_id = ${orgId}::uuid`;
+    SELECT ${sessionName(sql)} AS id, privacy_level FROM sessions WHERE ${sessionsNamed(sql, orgId, ids)}`;
   return new Map(rows.map((row) => [row.id, row.privacy_level]));
 }
 

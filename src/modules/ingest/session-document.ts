@@ -1,7 +1,10 @@
 import type { Sql } from "../../db/sql.ts";
+import { sessionName, sessionsNamed } from "./session-names.ts";
 
 interface SessionRow {
   id: string;
+  /** The session's name as its reporter gives it (sql/067). */
+  name: string;
   initiator_type: string;
   agent_id: string | null;
   manifest_ref: string | null;
@@ -50,21 +53,21 @@ export async function sessionDocument(
 ): Promise<Record<string, unknown> | undefined> {
   // Times are printed to the microsecond as PostgreSQL holds them, so a document posted back names the same instants.
   const [session] = await sql<SessionRow[]>`
-    SELECT id, initiator_type, agent_id, manifest_ref, content_scope, external_session_id, parent_session_id,
+    SELECT id, ${sessionName(sql)} AS name, initiator_type, agent_id, manifest_ref, content_scope, external_session_id, parent_session_id,
            prior_session_ids, privacy_level,
            to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started_at,
            to_char(ended_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS ended_at
-    FROM sessions WHERE id = ${sessionId}::uuid AND org_id = ${orgId}::uuid`;
+    FROM sessions WHERE ${sessionsNamed(sql, orgId, [sessionId])}`;
   if (!session) return undefined;
   const events = await sql<EventRow[]>`
     SELECT event_id, event_type, to_char(event_time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS timestamp,
            source_role, content_url, content_id, content_telemetry_id, turn_id, output_id, presentation_id, data, turn
-    FROM events WHERE session_id = ${sessionId}::uuid AND org_id = ${orgId}::uuid
+    FROM events WHERE session_id = ${session.id}::uuid AND org_id = ${orgId}::uuid
     ORDER BY event_time, event_id`;
   return present({
     document_type: "session",
     schema_version: "1.0",
-    session_id: session.id,
+    session_id: session.name,
     started_at: session.started_at,
     ended_at: session.ended_at,
     agent_id: session.agent_id,

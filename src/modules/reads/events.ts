@@ -44,7 +44,22 @@ export interface EventFilter {
 const filterOf = (sql: Sql, filter: EventFilter): Fragment =>
   filter.signature_status === undefined ? sql`` : sql`AND signature_status = ${filter.signature_status}`;
 
-export const toEventItem = (row: EventRow) => ({ ...row, event_timestamp: iso(row.event_timestamp) });
+export const toEventItem = ({ session_name, ...row }: EventRow & { session_name: string | null }) => ({
+  ...row,
+  session_id: session_name,
+  event_timestamp: iso(row.event_timestamp),
+});
+
+/**
+ * A page of events with each session's name as its reporter gives it (sql/067):
+ * its id, but for the few renamed sessions. Joined once the page is cut, so the
+ * page keeps its plan (an ordered scan of the range that stops at the limit).
+ */
+const withSessionNames = (sql: Sql, page: Fragment, order: Fragment) => sql`
+  SELECT page.*, coalesce(renamed.wire_id, page.session_id) AS session_name
+  FROM (${page}) page
+  LEFT JOIN sessions renamed ON renamed.id = page.session_id AND renamed.wire_id IS NOT NULL
+  ORDER BY ${order}`;
 
 /**
  * Events newest first. `total` comes from the rollups, or, filtered by signature
@@ -64,11 +79,15 @@ export async function listEvents(
     filter.signature_status === undefined
       ? (await countBreakdowns(sql, resolved, range, ["type"])).reduce((sum, row) => sum + count(row.n), 0)
       : count((await sql`SELECT count(*) AS n FROM events WHERE ${inRange} ${filterOf(sql, filter)}`)[0]?.n);
-  const rows = await sql<EventRow[]>`
-    SELECT ${eventColumns(sql)} FROM events
-    WHERE ${inRange} ${filterOf(sql, filter)}
-    ORDER BY event_time DESC, event_id DESC, org_id DESC
-    LIMIT ${limit} OFFSET ${offset}`;
+  const rows = await sql<(EventRow & { session_name: string | null })[]>`${withSessionNames(
+    sql,
+    sql`
+      SELECT ${eventColumns(sql)} FROM events
+      WHERE ${inRange} ${filterOf(sql, filter)}
+      ORDER BY event_time DESC, event_id DESC, org_id DESC
+      LIMIT ${limit} OFFSET ${offset}`,
+    sql`page.event_timestamp DESC, page.event_id DESC, page.platform_id DESC`,
+  )}`;
   return { items: rows.map(toEventItem), total, limit, offset };
 }
 
@@ -114,7 +133,9 @@ export async function* streamEventBatches(
   while (windowStartMs < endMs) {
     const stepEndMs = windowStartMs + windowMs;
     const windowEnd = new Date(stepEndMs >= Math.min(endMs, Date.now() + aheadOfNowMs) ? endMs : stepEndMs);
-    const rows = await sql<(EventRow & { position: string })[]>`
+    const rows = await sql<(EventRow & { session_name: string | null; position: string })[]>`${withSessionNames(
+      sql,
+      sql`
       SELECT ${eventColumns(sql)},
              to_char(event_time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position
       FROM events
@@ -126,7 +147,9 @@ export async function* streamEventBatches(
             : sql`AND event_time >= ${new Date(windowStartMs)}`
         }
       ORDER BY event_time, event_id, org_id
-      LIMIT ${pageSize}`;
+      LIMIT ${pageSize}`,
+      sql`page.event_timestamp, page.event_id, page.platform_id`,
+    )}`;
     if (rows.length > 0) yield rows.map(({ position: _position, ...row }) => toEventItem(row));
     const last = rows.at(-1);
     if (last && rows.length === pageSize) {
