@@ -1,6 +1,6 @@
 import { hashPresentedSecret, mintSecret } from "../../core/secrets.ts";
 import type { Sql } from "../../db/sql.ts";
-import { sessionsNamed } from "../ingest/session-names.ts";
+import { sessionsNamed } from "../ingest/service.ts";
 
 /** Click token lifetime (the interface's limits table). */
 export const clickTokenLifetimeDays = 90;

@@ -259,3 +259,4 @@ export async function sessionPrivacyLevels(sql: Sql, orgId: string, ids: string[
 }
 
 export { recountSessions } from "./event-store.ts";
+export { sessionsNamed } from "./session-names.ts";
