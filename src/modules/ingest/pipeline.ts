@@ -12,7 +12,7 @@ import { type IngestDocument, readDocument } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
 import { type CheckedEvent, checkEvent, type StrippedField } from "./event-rules.ts";
 import type { GroupWriter } from "./group-writer.ts";
-import { type ImplicitSession, SessionEndsBeforeStartError, sessionPrivacyLevels } from "./service.ts";
+import { type ImplicitSession, type PendingTurns, SessionEndsBeforeStartError } from "./service.ts";
 import { sessionDocumentErrors } from "./session-integrity.ts";
 
 export interface IngestResult {
@@ -61,9 +61,9 @@ class Refusal {
 /**
  * POST /events and POST /sessions/bulk: reads the document, applies every rule,
  * and stores it whole or not at all. Database work: one click-token lookup when
- * tokens are present, one lookup of stored session privacy levels when turn
- * objects arrive without a declared level, then the write of sessions and
- * events with their first-event flags, in a transaction it may share with
+ * tokens are present, then the write of sessions and events with their
+ * first-event flags (which also reads the sessions' stored privacy levels for
+ * turn objects), in a transaction it may share with
  * requests arriving at the same time (group-writer.ts).
  */
 export async function ingestDocument(
@@ -114,7 +114,6 @@ export async function ingestDocument(
     }
   }
 
-  await stripTurnsToSessionPrivacy(sql, principal.orgId, checked, document.session?.privacyLevel ?? null, stripped);
   const rows = await resolveSessions(sql, principal.orgId, checked, signatureStatus, refusal);
   const header = document.session;
   // Without started_at a described session starts at its first event, which its end may not precede.
@@ -126,14 +125,17 @@ export async function ingestDocument(
   }
   refusal.throwIfAny(document.events.length);
 
+  const settling = turnsToSettle(checked, rows, header?.privacyLevel ?? null);
   const plan = {
     orgId: principal.orgId,
     header: header && { ...header, startedAt },
     implicitSessions: implicitSessions(document, checked),
     events: rows,
+    turns: settling.turns,
   };
   try {
     const eventsCreated = await writer.write(plan);
+    stripped.push(...settling.stripped);
     return { sessionId: header?.id ?? null, eventsCreated, outcomeRecorded: header?.outcome != null, stripped };
   } catch (error) {
     if (error instanceof SessionEndsBeforeStartError) {
@@ -147,34 +149,40 @@ export async function ingestDocument(
 /**
  * Turn fields are kept only as far as both the turn's own level and its session's
  * allow. A document that describes its session declares that level (and stores
- * it); otherwise the stored session's level applies, and a session created by
- * this request without one is `minimal` (fail closed). The stored levels cost one
- * query, made only when the request carries turn objects and declares no level.
- * Each stripped field is reported (standard 5.7.5: strip, and say so).
+ * it); otherwise the session's stored level applies, and a session created by
+ * this request without one is `minimal` (fail closed). The stored levels are read
+ * by the write, in the statement that claims the sessions, as they stood before
+ * it (service.ts): no query of their own. `settle` strips the rows' turns from the
+ * turns as sent (a retried write strips afresh) and lists each stripped field
+ * (standard 5.7.5: strip, and say so). `checked` and `rows` are one event each.
  */
-async function stripTurnsToSessionPrivacy(
-  sql: Sql,
-  orgId: string,
-  events: CheckedEvent[],
+function turnsToSettle(
+  checked: readonly CheckedEvent[],
+  rows: readonly EventRow[],
   declared: PrivacyLevel | null,
-  stripped: StrippedField[],
-): Promise<void> {
-  const withTurns = events.filter((event) => event.turn !== null);
-  if (withTurns.length === 0) return;
-  const stored = declared
-    ? new Map<string, PrivacyLevel>()
-    : await sessionPrivacyLevels(sql, orgId, [...new Set(withTurns.flatMap((event) => event.sessionId ?? []))]);
-  for (const event of withTurns) {
-    const sessionLevel = declared ?? (event.sessionId ? stored.get(event.sessionId) : undefined) ?? "minimal";
-    const result = stripTurn(event.turn as Record<string, unknown>, sessionLevel);
-    event.turn = result.turn;
-    for (const field of result.removed) {
-      stripped.push({
-        path: `${event.path}/turn/${field}`,
-        reason: `not allowed at privacy level ${result.level} (section 5.5)`,
-      });
+): { turns: PendingTurns | undefined; stripped: StrippedField[] } {
+  const withTurns = checked.flatMap((event, i) =>
+    event.turn ? [{ event, row: rows[i] as EventRow, sent: event.turn }] : [],
+  );
+  const stripped: StrippedField[] = [];
+  if (withTurns.length === 0) return { turns: undefined, stripped };
+  const nameOf = (event: CheckedEvent) => event.sessionId?.toLowerCase();
+  const settle = (levels: ReadonlyMap<string, PrivacyLevel>) => {
+    stripped.length = 0;
+    for (const { event, row, sent } of withTurns) {
+      const name = nameOf(event);
+      const result = stripTurn(sent, declared ?? (name ? levels.get(name) : undefined) ?? "minimal");
+      row.turn = result.turn;
+      for (const field of result.removed) {
+        stripped.push({
+          path: `${event.path}/turn/${field}`,
+          reason: `not allowed at privacy level ${result.level} (section 5.5)`,
+        });
+      }
     }
-  }
+  };
+  const sessionNames = declared ? [] : [...new Set(withTurns.flatMap(({ event }) => nameOf(event) ?? []))];
+  return { turns: { sessionNames, settle }, stripped };
 }
 
 /** A content-owner key reports only events whose content_url lies on its verified domains: 403 otherwise. */

@@ -13,7 +13,7 @@ import {
 } from "./event-store.ts";
 import type { HeldEvent } from "./first-flags.ts";
 import type { OutcomeValue } from "./model.ts";
-import { sessionName, sessionsNamed } from "./session-names.ts";
+import { sessionsNamed } from "./session-names.ts";
 
 /** A session named by events and created on first sight when it does not exist. */
 export interface ImplicitSession {
@@ -29,6 +29,16 @@ export interface WritePlan {
   header: SessionHeader | null;
   implicitSessions: ImplicitSession[];
   events: EventRow[];
+  /** Turns to strip to their sessions' stored privacy levels, which the write reads. */
+  turns?: PendingTurns | undefined;
+}
+
+/** Turn objects whose stored fields depend on their sessions' stored privacy levels (pipeline.ts). */
+export interface PendingTurns {
+  /** Names of the plan's organisation's sessions whose stored level is needed. */
+  sessionNames: readonly string[];
+  /** Strips the plan's turns, given the stored level of each named session that exists. */
+  settle(levels: ReadonlyMap<string, PrivacyLevel>): void;
 }
 
 /** The described session's end precedes the start already stored for it (sql/015); nothing was stored. */
@@ -98,7 +108,7 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
       const headerClaim = header
         ? tx`header_claim AS (${claimHeaderSession(tx, (plans[0] as WritePlan).orgId, header)}),`
         : tx``;
-      const claims = tx<{ sessions: ClaimedSession[] }[]>`
+      const claims = tx<{ sessions: ClaimedSession[]; levels: StoredLevel[] }[]>`
         WITH ${headerClaim}
         claimed AS (
           INSERT INTO sessions AS s (id, wire_id, org_id, agent_id, started_at, manifest_ref, parent_session_id)
@@ -121,7 +131,8 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
           SELECT * FROM claimed ${header ? tx`UNION ALL SELECT * FROM header_claim` : tx``}
         ),
         bounds AS (${boundSessions(tx, events)})
-        SELECT coalesce(json_agg(json_build_array(org_id, name, id, agent_id)), '[]') AS sessions FROM owned`;
+        SELECT (SELECT coalesce(json_agg(json_build_array(org_id, name, id, agent_id)), '[]') FROM owned) AS sessions,
+               ${storedLevels(tx, plans)} AS levels`;
       if (events.length === 0) {
         await claims;
         return new Set<string>();
@@ -131,6 +142,7 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
       const named = sessionsOf(events);
       const held = storedEventsOf(tx, named, { flagsTakenBy: events.map((row) => row.contentUrl) });
       const [[claimed], stored] = await Promise.all([claims.execute(), held]);
+      settleTurns(plans, claimed?.levels ?? []);
       const rows = withClaimedSessions(events, claimed?.sessions ?? []);
       return storeCounted(tx, rows, await heldOfRenamed(tx, rows, named, stored));
     });
@@ -148,6 +160,31 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
       return writeIngest(sql, plans, true);
     }
     throw error;
+  }
+}
+
+/** A stored privacy level as the claims statement reads it: organisation, session name, level. */
+type StoredLevel = [orgId: string, name: string, level: PrivacyLevel];
+
+/**
+ * The stored privacy levels of the sessions the plans' turns name, read in the
+ * claims statement: its snapshot is from before the statement, so a session it
+ * creates has none (its turns are stripped to \`minimal\`), as when read on its own.
+ */
+function storedLevels(sql: Queryable, plans: readonly WritePlan[]) {
+  const wanted = plans.flatMap((plan) => (plan.turns?.sessionNames ?? []).map((name) => ({ orgId: plan.orgId, name })));
+  if (wanted.length === 0) return sql`'[]'::json`;
+  return sql`(
+    SELECT coalesce(json_agg(json_build_array(l.org_id, coalesce(l.wire_id, l.id), l.privacy_level)), '[]')
+    FROM unnest(${wanted.map((w) => w.orgId)}::uuid[], ${wanted.map((w) => w.name)}::uuid[]) AS w (org_id, name)
+    JOIN sessions l ON l.org_id = w.org_id AND coalesce(l.wire_id, l.id) = w.name)`;
+}
+
+function settleTurns(plans: readonly WritePlan[], levels: readonly StoredLevel[]): void {
+  for (const plan of plans) {
+    if (!plan.turns) continue;
+    const own = levels.filter(([orgId]) => orgId === plan.orgId).map(([, name, level]) => [name, level] as const);
+    plan.turns.settle(new Map(own));
   }
 }
 
@@ -248,14 +285,6 @@ export async function endSession(
     WHERE ${sessionsNamed(sql, orgId, [sessionId])}
     RETURNING ended_at`;
   return row;
-}
-
-/** The declared privacy level of each of these sessions of the organisation, by name. */
-export async function sessionPrivacyLevels(sql: Sql, orgId: string, ids: string[]): Promise<Map<string, PrivacyLevel>> {
-  if (ids.length === 0) return new Map();
-  const rows = await sql<{ id: string; privacy_level: PrivacyLevel }[]>`
-    SELECT ${sessionName(sql)} AS id, privacy_level FROM sessions WHERE ${sessionsNamed(sql, orgId, ids)}`;
-  return new Map(rows.map((row) => [row.id, row.privacy_level]));
 }
 
 export { recountSessions } from "./event-store.ts";
