@@ -148,10 +148,6 @@ const fromMicroseconds = (sql: Queryable, column: string) =>
 const eventKey = (event: Pick<CountedEvent, "orgId" | "eventId" | "timeUs">) =>
   `${event.orgId}|${event.eventId}|${event.timeUs}`;
 
-/** The row's identity as `events` dedupes it (organisation, id, time): the keys storeCounted returns. */
-export const eventKeyOf = (row: EventRow) =>
-  eventKey({ orgId: row.orgId, eventId: row.eventId.toLowerCase(), timeUs: microseconds(row.eventTime) });
-
 /** What one counted write stores: new events with their flags, flags moved, hosts and domain firsts. */
 interface CountedWrite {
   inserts: readonly EventRow[];
@@ -166,17 +162,19 @@ interface CountedWrite {
  * could take (storedEventsOf): each new event is inserted with its flags (one
  * already stored, a retry, is skipped), flags a late event takes over are moved,
  * new hosts and domain firsts are recorded. Runs inside the caller's transaction,
- * after the bounds of the rows' sessions. Returns the keys (eventKeyOf) of the
- * events inserted.
+ * after the bounds of the rows' sessions. Returns, for each row, whether this
+ * write inserted it (not a retry of a stored event, nor a repeat of an earlier row).
  */
-export function storeCounted(
+export async function storeCounted(
   sql: Queryable,
   rows: readonly EventRow[],
   held: readonly HeldEvent[],
-): Promise<Set<string>> {
+): Promise<boolean[]> {
   const inserts: EventRow[] = [];
   const arriving: CountedEvent[] = [];
-  const seen = new Set<string>();
+  const keys: string[] = [];
+  const firstOfKey = new Set<string>();
+  const isFirst: boolean[] = [];
   for (const row of rows) {
     const event: CountedEvent = {
       timeUs: microseconds(row.eventTime),
@@ -189,26 +187,39 @@ export function storeCounted(
       agentId: row.agentId,
     };
     const key = eventKey(event);
-    if (seen.has(key)) continue;
-    seen.add(key);
+    keys.push(key);
+    isFirst.push(!firstOfKey.has(key));
+    if (firstOfKey.has(key)) continue;
+    firstOfKey.add(key);
     inserts.push(row);
     arriving.push(event);
   }
   // Events outside any session are first in nothing.
-  const counted = arriving.filter((event) => event.sessionId !== "");
-  const { arrivingFlags, changed } = takeFirsts(held, counted);
-  const flagsByKey = new Map(counted.map((event, i) => [eventKey(event), arrivingFlags[i] as Flags]));
-  return applyWrite(sql, {
+  const inSessions = arriving.flatMap((event, i) => (event.sessionId === "" ? [] : [i]));
+  const { arrivingFlags, changed } = takeFirsts(
+    held,
+    inSessions.map((i) => arriving[i] as CountedEvent),
+  );
+  const insertFlags: Flags[] = arriving.map(() => noFlags);
+  inSessions.forEach((i, j) => {
+    insertFlags[i] = arrivingFlags[j] as Flags;
+  });
+  const inserted = await applyWrite(sql, {
     inserts,
-    insertFlags: arriving.map((event) => flagsByKey.get(eventKey(event)) ?? noFlags),
+    insertFlags,
     moves: changed,
-    domainFirsts: domainFirstsOf(counted),
+    domainFirsts: domainFirstsOf(inSessions.map((i) => arriving[i] as CountedEvent)),
     hosts: [...new Set(inserts.flatMap((row) => (row.contentHost ? [row.contentHost] : [])))].sort(),
   });
+  return keys.map((key, i) => (isFirst[i] as boolean) && (inserted === "all" || inserted.has(key)));
 }
 
-/** One statement for a counted write; returns the keys of the events it inserted. */
-async function applyWrite(sql: Queryable, write: CountedWrite): Promise<Set<string>> {
+/**
+ * One statement for a counted write; returns the keys of the events it inserted,
+ * or "all" when it inserted every one (the rule: retries are rare), which spares
+ * building, sending and reading a key per event.
+ */
+async function applyWrite(sql: Queryable, write: CountedWrite): Promise<Set<string> | "all"> {
   const { inserts, insertFlags, moves, domainFirsts, hosts } = write;
   const [result] = await sql<{ inserted: [string, string, string][] | null }[]>`
     WITH inserted AS (
@@ -272,9 +283,13 @@ async function applyWrite(sql: Queryable, write: CountedWrite): Promise<Set<stri
     )`
         : sql``
     }
-    SELECT json_agg(json_build_array(org_id, event_id, time_us)) AS inserted FROM inserted`;
+    SELECT CASE WHEN c.n < ${inserts.length}
+             THEN (SELECT coalesce(json_agg(json_build_array(org_id, event_id, time_us)), '[]') FROM inserted)
+           END AS inserted
+    FROM (SELECT count(*) AS n FROM inserted) c`;
+  if (!result?.inserted) return "all";
   return new Set(
-    (result?.inserted ?? []).map(([orgId, eventId, timeUs]) => eventKey({ orgId, eventId, timeUs: Number(timeUs) })),
+    result.inserted.map(([orgId, eventId, timeUs]) => eventKey({ orgId, eventId, timeUs: Number(timeUs) })),
   );
 }
 
@@ -305,7 +320,7 @@ export async function writeEvents(sql: Sql, rows: readonly EventRow[]): Promise<
     // Sent now, before the next statement (queries are otherwise sent when awaited).
     const bounded = boundSessions(tx, rows).execute();
     const held = storedEventsOf(tx, sessionsOf(rows), { flagsTakenBy: rows.map((row) => row.contentUrl) });
-    return (await storeCounted(tx, rows, (await Promise.all([bounded, held]))[1])).size;
+    return (await storeCounted(tx, rows, (await Promise.all([bounded, held]))[1])).filter(Boolean).length;
   });
 }
 

@@ -3,14 +3,7 @@ import type { PrivacyLevel } from "../../core/privacy.ts";
 import type { Fragment, Queryable, Sql } from "../../db/sql.ts";
 import type { SessionHeader } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
-import {
-  boundSessions,
-  eventKeyOf,
-  inWriteTransaction,
-  sessionsOf,
-  storeCounted,
-  storedEventsOf,
-} from "./event-store.ts";
+import { boundSessions, inWriteTransaction, sessionsOf, storeCounted, storedEventsOf } from "./event-store.ts";
 import type { HeldEvent } from "./first-flags.ts";
 import type { OutcomeValue } from "./model.ts";
 import { sessionsNamed } from "./session-names.ts";
@@ -135,7 +128,7 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
                ${storedLevels(tx, plans)} AS levels`;
       if (events.length === 0) {
         await claims;
-        return new Set<string>();
+        return [];
       }
       // Sent together (queries are otherwise sent when awaited): the flag holders
       // are read after the claims and bounds have locked the sessions.
@@ -146,9 +139,13 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
       const rows = withClaimedSessions(events, claimed?.sessions ?? []);
       return storeCounted(tx, rows, await heldOfRenamed(tx, rows, named, stored));
     });
-    return plans.map((plan) =>
-      plan.events.reduce((created, row) => created + (inserted.delete(eventKeyOf(row)) ? 1 : 0), 0),
-    );
+    // The rows are the plans' events in order: each plan counts its own share.
+    let offset = 0;
+    return plans.map((plan) => {
+      const created = inserted.slice(offset, offset + plan.events.length).filter(Boolean).length;
+      offset += plan.events.length;
+      return created;
+    });
   } catch (error) {
     if (error instanceof postgres.PostgresError && error.constraint_name === "sessions_end_not_before_start") {
       throw new SessionEndsBeforeStartError(error.message);
