@@ -62,10 +62,21 @@ describe("session names across organisations", () => {
       [theirs, unusedId].sort(),
     );
 
+    const { app, ctx } = await testRuntime();
+    const exported = await app.handle(
+      new Request("http://test.local/agent/export?format=ndjson", { headers: { "x-api-key": intruder.key } }),
+    );
+    expect(exported.status).toBe(200);
+    const exportedSessions = (await exported.text())
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line).session_id)
+      .sort();
+    expect(exportedSessions).toEqual([theirs, unusedId].sort());
+
     // The site counts three sessions: the owner's, and the intruder's two.
     const summary = await call("GET", "/content-owners/summary", { key: site.key });
     expect(summary.body).toMatchObject({ total_events: 3, total_sessions: 3 });
-    const { ctx } = await testRuntime();
     expect(flagMismatches(await storedFlags(ctx.sql, [owner.id, intruder.id]))).toEqual([]);
   });
 
