@@ -28,10 +28,19 @@ describe("session names across organisations", () => {
       body: batch([validEvents.retrieved(site.domain as string)], { session_id: theirs }),
     });
 
+    const { app, ctx } = await testRuntime();
+    const boundOf = async (sessionId: string) =>
+      (await ctx.sql`SELECT events_from FROM session_bounds WHERE session_id = ${sessionId}::uuid`)[0]?.events_from;
+    const ownersBound = await boundOf(theirs);
+    // Earlier than the owner's event: bounding the owner's session would move its bound.
+    const earlier = new Date(Date.now() - 7_200_000).toISOString();
     const naming = (sessionId: string) =>
       call("POST", "/events", {
         key: intruder.key,
-        body: batch([validEvents.retrieved(site.domain as string)], { session_id: sessionId, agent_id: "evil" }),
+        body: batch([validEvents.retrieved(site.domain as string, { timestamp: earlier })], {
+          session_id: sessionId,
+          agent_id: "evil",
+        }),
       });
     const unusedId = crypto.randomUUID();
     const reused = await naming(theirs);
@@ -39,7 +48,8 @@ describe("session names across organisations", () => {
     expect(reused.status).toBe(200);
     expect(shapeOf(reused)).toEqual(shapeOf(unused));
 
-    // The owner's session and events are as they were.
+    // The owner's session, its bound and its events are as they were.
+    expect(await boundOf(theirs)).toEqual(ownersBound);
     expect(await storedSession(theirs)).toMatchObject({ org_id: owner.id, agent_id: "owner-agent", wire_id: null });
     expect((await storedEvents(owner.id)).map((event) => event.session_id)).toEqual([theirs]);
     // The intruder's event lies in a session of its own, named as the intruder named it.
@@ -62,7 +72,6 @@ describe("session names across organisations", () => {
       [theirs, unusedId].sort(),
     );
 
-    const { app, ctx } = await testRuntime();
     const exported = await app.handle(
       new Request("http://test.local/agent/export?format=ndjson", { headers: { "x-api-key": intruder.key } }),
     );

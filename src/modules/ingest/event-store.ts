@@ -29,18 +29,27 @@ import {
  *    new hosts and the domain firsts that unions of owner domains count from.
  */
 
-/** The statement that bounds and locks the rows' sessions (a CTE body, or a statement of its own). */
-export function boundSessions(sql: Queryable, rows: readonly EventRow[]): Fragment {
+/**
+ * The statement that bounds and locks the rows' sessions (a CTE body, or a
+ * statement of its own). Rows hold session ids; or, inside the statement that
+ * claims their sessions, `claimed` (a relation of org_id, name and id) turns the
+ * names of rows that name their session (not through a click token) into ids.
+ */
+export function boundSessions(sql: Queryable, rows: readonly EventRow[], claimed?: Fragment): Fragment {
   const named = rows.filter((row) => row.sessionId !== null);
+  const id = claimed ? sql`coalesce(c.id, n.session_id)` : sql`n.session_id`;
   return sql`
     INSERT INTO session_bounds AS b (session_id, events_from)
-    SELECT session_id, min(event_time)
+    SELECT ${id}, min(n.event_time)
     FROM unnest(
       ${named.map((row) => row.sessionId)}::uuid[],
-      ${named.map((row) => isoTime(row.eventTime))}::timestamptz[]
-    ) AS n (session_id, event_time)
-    GROUP BY session_id
-    ORDER BY session_id
+      ${named.map((row) => isoTime(row.eventTime))}::timestamptz[],
+      ${named.map((row) => row.orgId)}::uuid[],
+      ${named.map((row) => (row.sessionFromToken ? null : row.sessionId))}::uuid[]
+    ) AS n (session_id, event_time, org_id, name)
+    ${claimed ? sql`LEFT JOIN ${claimed} c ON c.org_id = n.org_id AND c.name = n.name` : sql``}
+    GROUP BY 1
+    ORDER BY 1
     ON CONFLICT (session_id) DO UPDATE SET events_from = EXCLUDED.events_from
       WHERE EXCLUDED.events_from < b.events_from`;
 }

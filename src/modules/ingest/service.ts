@@ -123,7 +123,7 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
         owned AS (
           SELECT * FROM claimed ${header ? tx`UNION ALL SELECT * FROM header_claim` : tx``}
         ),
-        bounds AS (${boundSessions(tx, events)})
+        bounds AS (${boundSessions(tx, events, tx`owned`)})
         SELECT (SELECT coalesce(json_agg(json_build_array(org_id, name, id, agent_id)), '[]') FROM owned) AS sessions,
                ${storedLevels(tx, plans)} AS levels`;
       if (events.length === 0) {
@@ -166,7 +166,7 @@ type StoredLevel = [orgId: string, name: string, level: PrivacyLevel];
 /**
  * The stored privacy levels of the sessions the plans' turns name, read in the
  * claims statement: its snapshot is from before the statement, so a session it
- * creates has none (its turns are stripped to \`minimal\`), as when read on its own.
+ * creates has none (its turns are stripped to `minimal`), as when read on its own.
  */
 function storedLevels(sql: Queryable, plans: readonly WritePlan[]) {
   const wanted = plans.flatMap((plan) => (plan.turns?.sessionNames ?? []).map((name) => ({ orgId: plan.orgId, name })));
@@ -204,7 +204,7 @@ function withClaimedSessions(rows: readonly EventRow[], claimed: readonly Claime
  * The flag holders of the rows' sessions. They were read by name, which is each
  * session's id but for a reused name: then the holders read belong to another
  * organisation's session and are left out, and the renamed session's own are
- * read after bounding it. Costs nothing unless a name was reused.
+ * read (the claims statement bounded it). Costs nothing unless a name was reused.
  */
 async function heldOfRenamed(
   tx: Queryable,
@@ -215,8 +215,6 @@ async function heldOfRenamed(
   const ids = new Set(sessionsOf(rows));
   const renamed = [...ids].filter((id) => !named.includes(id));
   if (renamed.length === 0 && named.every((id) => ids.has(id))) return held;
-  const renamedRows = rows.filter((row) => row.sessionId !== null && renamed.includes(row.sessionId));
-  await boundSessions(tx, renamedRows);
   const own = held.filter((event) => ids.has(event.sessionId));
   const ofRenamed = await storedEventsOf(tx, renamed, { flagsTakenBy: rows.map((row) => row.contentUrl) });
   return [...own, ...ofRenamed];
