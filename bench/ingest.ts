@@ -18,6 +18,8 @@
  *     past the sustainable rate the service sheds with 503 + Retry-After;
  *  5. counting lag: during saturation, a probe session posted and read back at
  *     once, until the read counts it;
+ *  6. one client posting one request at a time: the unloaded latency, the floor
+ *     under every latency above;
  *
  * then the service's peak resident memory (VmHWM).
  */
@@ -163,16 +165,24 @@ function summarise(answers: Answer[], offered: number, elapsedMs: number): Phase
   };
 }
 
-/** Closed loop: each client posts its emitter's next batch as soon as the last is answered. */
-async function saturate(shape: ShapeName, key: string, probe?: () => Promise<void>): Promise<PhaseResult> {
+/** Closed loop: each of `clients` posts its emitter's next batch as soon as the last is answered. */
+async function closedLoop(
+  shape: ShapeName,
+  key: string,
+  {
+    clients = concurrency,
+    forMs = durationMs,
+    probe,
+  }: { clients?: number; forMs?: number; probe?: () => Promise<void> },
+): Promise<PhaseResult> {
   const answers: Answer[] = [];
   const started = performance.now();
-  const deadline = started + durationMs;
+  const deadline = started + forMs;
   const client = async () => {
     const next = emitter(shape, batchSize);
     while (performance.now() < deadline) answers.push(await post(key, next()));
   };
-  await Promise.all([...Array.from({ length: concurrency }, client), probe?.()]);
+  await Promise.all([...Array.from({ length: clients }, client), probe?.()]);
   return summarise(answers, answers.length * batchSize, performance.now() - started);
 }
 
@@ -288,8 +298,10 @@ try {
     console.log(`  plain COPY                 ${copy.toFixed(0)} rows/s`);
     const { key } = await agentKey(`Bench ${shape}`);
     let lags: number[] = [];
-    const saturated = await saturate(shape, key, async () => {
-      lags = await countingLag(performance.now() + durationMs - 1000);
+    const saturated = await closedLoop(shape, key, {
+      probe: async () => {
+        lags = await countingLag(performance.now() + durationMs - 1000);
+      },
     });
     line("saturation (closed loop)", saturated);
     console.log(
@@ -299,6 +311,8 @@ try {
     for (const factor of [0.5, 1, 2, 4]) {
       line(`${factor}x saturation`, await paced(shape, key, saturated.accepted * factor, durationMs / 2));
     }
+    // The floor under every latency above: one request at a time, nothing else queued.
+    line("one client, unloaded", await closedLoop(shape, key, { clients: 1, forMs: durationMs / 2 }));
   }
   console.log(`\nservice peak RSS (VmHWM): ${(await peakRss(service.pid)).toFixed(0)} MB`);
 } finally {
