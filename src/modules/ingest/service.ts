@@ -152,8 +152,14 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
     }
     // Two organisations created a session of one new name at once: written again,
     // the later one finds the id taken and gets a session of its own (sql/067).
-    // Plans sharing a transaction are then written alone (GroupWriter).
-    if (!retried && error instanceof postgres.PostgresError && error.constraint_name === "sessions_pkey") {
+    // Plans sharing a transaction are instead written alone by GroupWriter: in one
+    // statement both would take the name again.
+    if (
+      !retried &&
+      plans.length === 1 &&
+      error instanceof postgres.PostgresError &&
+      error.constraint_name === "sessions_pkey"
+    ) {
       return writeIngest(sql, plans, true);
     }
     throw error;
@@ -196,7 +202,9 @@ function withClaimedSessions(rows: readonly EventRow[], claimed: readonly Claime
     if (row.sessionId === null || row.sessionFromToken) return row;
     const session = byName.get(`${row.orgId}/${row.sessionId.toLowerCase()}`);
     if (!session) return row;
-    return { ...row, sessionId: session.id, agentId: row.agentId ?? session.agentId };
+    const agentId = row.agentId ?? session.agentId;
+    // Most rows already hold their session's id and agent: no copy for those.
+    return session.id === row.sessionId && agentId === row.agentId ? row : { ...row, sessionId: session.id, agentId };
   });
 }
 
@@ -213,7 +221,8 @@ async function heldOfRenamed(
   held: readonly HeldEvent[],
 ): Promise<readonly HeldEvent[]> {
   const ids = new Set(sessionsOf(rows));
-  const renamed = [...ids].filter((id) => !named.includes(id));
+  const namedIds = new Set(named);
+  const renamed = [...ids].filter((id) => !namedIds.has(id));
   if (renamed.length === 0 && named.every((id) => ids.has(id))) return held;
   const own = held.filter((event) => ids.has(event.sessionId));
   const ofRenamed = await storedEventsOf(tx, renamed, { flagsTakenBy: rows.map((row) => row.contentUrl) });
