@@ -29,6 +29,16 @@ describe("idempotent retry", () => {
     expect(res.body.events_created).toBe(1);
   });
 
+  test("the same batch sent twice at once is stored once and counted once between the two answers", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const body = batch([validEvents.retrieved(domain), validEvents.cited(domain)], { session_id: crypto.randomUUID() });
+    const answers = await Promise.all([1, 2].map(() => call("POST", "/events", { key: agent.key, body })));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    expect(answers.map((answer) => answer.body.events_created).sort()).toEqual([0, 2]);
+    expect(await storedEvents(agent.id)).toHaveLength(2);
+    expect(await sessionCount(agent.id)).toBe(1);
+  });
+
   test("dedupe is per reporting organisation: another reporter's identical event is its own", async () => {
     const [a, b] = [await createTestOrg({ type: "agent" }), await createTestOrg({ type: "platform" })];
     const event = validEvents.retrieved(domain, { source_role: "edge" });

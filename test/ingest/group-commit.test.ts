@@ -5,16 +5,22 @@ import { ingestDocument } from "../../src/modules/ingest/pipeline.ts";
 import type { WritePlan } from "../../src/modules/ingest/service.ts";
 import { flagMismatches, storedFlags } from "../support/first-flags.ts";
 import { createTestOrg } from "../support/fixtures.ts";
+import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
 
 /** The service's default event-age window. */
 const ageLimits = { maxAgeDays: 3650, maxFutureSeconds: 300 };
 
-async function agent(): Promise<Principal> {
-  const org = await createTestOrg({ type: "agent" });
-  return { keyId: "test", orgId: org.id, orgType: "agent", scopes: new Set(["telemetry:write"]), verifiedDomains: [] };
-}
+const writerOf = (orgId: string): Principal => ({
+  keyId: "test",
+  orgId,
+  orgType: "agent",
+  scopes: new Set(["telemetry:write"]),
+  verifiedDomains: [],
+});
+
+const agent = async () => writerOf((await createTestOrg({ type: "agent" })).id);
 
 /**
  * A writer of one transaction at a time, and a way to post through it in a set
@@ -105,6 +111,26 @@ describe("group commit", () => {
     await writes.post(sessionId, [shared]);
     expect(fulfilled(await writes.release())).toEqual([1, 2, 0]);
     expect(await insertingTransactions(reporter.orgId)).toEqual([1, 2]);
+  });
+
+  test("a request resending stored events in a shared transaction: the group is written again skipping them", async () => {
+    const org = await createTestOrg({ type: "agent" });
+    const reporter = writerOf(org.id);
+    const sessionId = crypto.randomUUID();
+    const sent = [
+      validEvents.retrieved("group.example.org"),
+      validEvents.cited("group.example.org", { source_role: "agent" }),
+    ];
+    expect(
+      (await call("POST", "/events", { key: org.key, body: sessionBatch(sessionId, sent) })).body.events_created,
+    ).toBe(2);
+    const writes = await queuedWriter(reporter);
+    await writes.post(sessionId, [...sent, validEvents.presented("group.example.org")]);
+    await writes.post(crypto.randomUUID(), [validEvents.retrieved("group.example.org")]);
+    expect(fulfilled(await writes.release())).toEqual([1, 1, 1]);
+    // The earlier request's two; the blocked first alone; the group's two new events together.
+    expect(await insertingTransactions(reporter.orgId)).toEqual([1, 2, 2]);
+    expect(flagMismatches(await storedFlags((await testRuntime()).ctx.sql, [reporter.orgId]))).toEqual([]);
   });
 
   test("a shared transaction that fails is written again request by request: two organisations naming one new session", async () => {

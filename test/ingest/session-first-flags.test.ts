@@ -6,7 +6,7 @@ import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { seededRandom } from "../support/random.ts";
 import { testRuntime } from "../support/runtime.ts";
-import { batch, validEvents } from "../support/telemetry-events.ts";
+import { ago, batch, validEvents } from "../support/telemetry-events.ts";
 
 const seed = Number(process.env.FLAGS_SEED ?? Date.now() % 1_000_000);
 
@@ -80,5 +80,22 @@ describe("first-event flags", () => {
     const stored = await expectFlagsByDefinition([agent.id]);
     expect(stored).toHaveLength(1);
     expect(stored[0]?.first_in).toBe(127);
+  });
+
+  test("a batch resending stored events beside an earlier event that takes their flags is counted exactly", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const sessionId = crypto.randomUUID();
+    const post = (events: unknown[]) =>
+      call("POST", "/events", { key: agent.key, body: batch(events, { session_id: sessionId }) });
+    const sent = [
+      validEvents.retrieved("retry.example.org", { source_role: "agent", timestamp: ago(600) }),
+      validEvents.cited("retry.example.org", { source_role: "agent", timestamp: ago(300) }),
+    ];
+    expect((await post(sent)).body.events_created).toBe(2);
+    const earlier = validEvents.retrieved("retry.example.org", { source_role: "agent", timestamp: ago(3600) });
+    expect((await post([...sent, earlier])).body.events_created).toBe(1);
+    const stored = await expectFlagsByDefinition([agent.id]);
+    expect(stored).toHaveLength(3);
+    expect(stored.find((event) => event.event_id === earlier.id)?.first_in).toBe(127);
   });
 });

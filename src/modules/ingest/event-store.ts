@@ -167,17 +167,28 @@ interface CountedWrite {
 }
 
 /**
+ * How a write meets an event already stored (a client's retry, `events_dedupe`):
+ * `refuse` inserts plainly and fails the write on it; `skip` skips it (`ON
+ * CONFLICT DO NOTHING`). Retries are rare, and the conflict check costs about a
+ * fifth of the insert (bench:insert-paths), so writes first refuse, and only a
+ * write that met a stored event is written again skipping (inWriteTransaction).
+ */
+export type StoredEvents = "refuse" | "skip";
+
+/**
  * Writes `rows` counted, given the stored events `held` that hold the flags they
- * could take (storedEventsOf): each new event is inserted with its flags (one
- * already stored, a retry, is skipped), flags a late event takes over are moved,
- * new hosts and domain firsts are recorded. Runs inside the caller's transaction,
- * after the bounds of the rows' sessions. Returns, for each row, whether this
- * write inserted it (not a retry of a stored event, nor a repeat of an earlier row).
+ * could take (storedEventsOf): each new event is inserted with its flags, flags a
+ * late event takes over are moved, new hosts and domain firsts are recorded. An
+ * event already stored, a retry, fails the write or is skipped (`stored`). Runs
+ * inside the caller's transaction, after the bounds of the rows' sessions.
+ * Returns, for each row, whether this write inserted it (not a retry of a stored
+ * event, nor a repeat of an earlier row).
  */
 export async function storeCounted(
   sql: Queryable,
   rows: readonly EventRow[],
   held: readonly HeldEvent[],
+  stored: StoredEvents,
 ): Promise<boolean[]> {
   const inserts: EventRow[] = [];
   const arriving: CountedEvent[] = [];
@@ -213,13 +224,17 @@ export async function storeCounted(
   inSessions.forEach((i, j) => {
     insertFlags[i] = arrivingFlags[j] as Flags;
   });
-  const inserted = await applyWrite(sql, {
-    inserts,
-    insertFlags,
-    moves: changed,
-    domainFirsts: domainFirstsOf(inSessions.map((i) => arriving[i] as CountedEvent)),
-    hosts: [...new Set(inserts.flatMap((row) => (row.contentHost ? [row.contentHost] : [])))].sort(),
-  });
+  const inserted = await applyWrite(
+    sql,
+    {
+      inserts,
+      insertFlags,
+      moves: changed,
+      domainFirsts: domainFirstsOf(inSessions.map((i) => arriving[i] as CountedEvent)),
+      hosts: [...new Set(inserts.flatMap((row) => (row.contentHost ? [row.contentHost] : [])))].sort(),
+    },
+    stored,
+  );
   return keys.map((key, i) => (isFirst[i] as boolean) && (inserted === "all" || inserted.has(key)));
 }
 
@@ -228,8 +243,9 @@ export async function storeCounted(
  * or "all" when it inserted every one (the rule: retries are rare), which spares
  * building, sending and reading a key per event.
  */
-async function applyWrite(sql: Queryable, write: CountedWrite): Promise<Set<string> | "all"> {
+async function applyWrite(sql: Queryable, write: CountedWrite, stored: StoredEvents): Promise<Set<string> | "all"> {
   const { inserts, insertFlags, moves, domainFirsts, hosts } = write;
+  const skipping = stored === "skip";
   const [result] = await sql<{ inserted: [string, string, string][] | null }[]>`
     WITH inserted AS (
       INSERT INTO events (${storedColumnList(sql)}, first_in, first_domain, first_domain_role, first_domain_reporter)
@@ -240,8 +256,11 @@ async function applyWrite(sql: Queryable, write: CountedWrite): Promise<Set<stri
         { name: "first_domain_role", arrayType: "smallint", values: insertFlags.map((f) => f.firstDomainRole) },
         { name: "first_domain_reporter", arrayType: "smallint", values: insertFlags.map((f) => f.firstDomainReporter) },
       ])}
-      ON CONFLICT DO NOTHING
-      RETURNING org_id, event_id, (extract(epoch FROM event_time) * 1000000)::bigint AS time_us
+      ${
+        skipping
+          ? sql`ON CONFLICT DO NOTHING RETURNING org_id, event_id, (extract(epoch FROM event_time) * 1000000)::bigint AS time_us`
+          : sql``
+      }
     )
     ${
       moves.length > 0
@@ -292,10 +311,14 @@ async function applyWrite(sql: Queryable, write: CountedWrite): Promise<Set<stri
     )`
         : sql``
     }
-    SELECT CASE WHEN c.n < ${inserts.length}
-             THEN (SELECT coalesce(json_agg(json_build_array(org_id, event_id, time_us)), '[]') FROM inserted)
-           END AS inserted
-    FROM (SELECT count(*) AS n FROM inserted) c`;
+    ${
+      skipping
+        ? sql`SELECT CASE WHEN c.n < ${inserts.length}
+                THEN (SELECT coalesce(json_agg(json_build_array(org_id, event_id, time_us)), '[]') FROM inserted)
+              END AS inserted
+              FROM (SELECT count(*) AS n FROM inserted) c`
+        : sql`SELECT NULL AS inserted`
+    }`;
   if (!result?.inserted) return "all";
   return new Set(
     result.inserted.map(([orgId, eventId, timeUs]) => eventKey({ orgId, eventId, timeUs: Number(timeUs) })),
@@ -303,19 +326,39 @@ async function applyWrite(sql: Queryable, write: CountedWrite): Promise<Set<stri
 }
 
 const deadlockDetected = "40P01";
+const uniqueViolation = "23505";
 
 /**
- * Runs `write` in a transaction, once more when PostgreSQL broke a deadlock by
- * aborting it: two writes that lock the same sessions in different statements
+ * The write inserted an event already stored: the unique index of events, on a
+ * chunk of the hypertable. PostgreSQL names the index in a field of the error;
+ * TimescaleDB's insert into a compressed chunk names it only in the message.
+ */
+function metStoredEvent(error: unknown): boolean {
+  if (!(error instanceof postgres.PostgresError) || error.code !== uniqueViolation) return false;
+  const index = error.constraint_name ?? /unique constraint "([^"]+)"/.exec(error.message)?.[1] ?? "";
+  return index.endsWith("events_dedupe");
+}
+
+/**
+ * Runs `write` in a transaction, refusing stored events (StoredEvents); once more
+ * skipping them when it met one; and once more when PostgreSQL broke a deadlock
+ * by aborting it: two writes that lock the same sessions in different statements
  * (a claim and a bound) can meet in the wrong order, and the retry then waits its turn.
  */
-export async function inWriteTransaction<T>(sql: Sql, write: (tx: Queryable) => Promise<T>): Promise<T> {
-  const attempt = () => sql.begin(write) as Promise<T>;
-  try {
-    return await attempt();
-  } catch (error) {
-    if (!(error instanceof postgres.PostgresError && error.code === deadlockDetected)) throw error;
-    return attempt();
+export async function inWriteTransaction<T>(
+  sql: Sql,
+  write: (tx: Queryable, stored: StoredEvents) => Promise<T>,
+): Promise<T> {
+  let stored: StoredEvents = "refuse";
+  let deadlocks = 0;
+  for (;;) {
+    try {
+      return (await sql.begin((tx) => write(tx, stored))) as T;
+    } catch (error) {
+      const deadlock = error instanceof postgres.PostgresError && error.code === deadlockDetected;
+      if (stored === "refuse" && metStoredEvent(error)) stored = "skip";
+      else if (!deadlock || deadlocks++ > 0) throw error;
+    }
   }
 }
 
@@ -325,11 +368,11 @@ export async function inWriteTransaction<T>(sql: Sql, write: (tx: Queryable) => 
  */
 export async function writeEvents(sql: Sql, rows: readonly EventRow[]): Promise<number> {
   if (rows.length === 0) return 0;
-  return inWriteTransaction(sql, async (tx) => {
+  return inWriteTransaction(sql, async (tx, stored) => {
     // Sent now, before the next statement (queries are otherwise sent when awaited).
     const bounded = boundSessions(tx, rows).execute();
     const held = storedEventsOf(tx, sessionsOf(rows), { flagsTakenBy: rows.map((row) => row.contentUrl) });
-    return (await storeCounted(tx, rows, (await Promise.all([bounded, held]))[1])).filter(Boolean).length;
+    return (await storeCounted(tx, rows, (await Promise.all([bounded, held]))[1], stored)).filter(Boolean).length;
   });
 }
 
@@ -357,16 +400,20 @@ export async function recountSessions(sql: Sql): Promise<number> {
       await tx`DELETE FROM session_domain_firsts WHERE session_id = ANY (${ids}::uuid[])`;
       // Flags from scratch: every stored event as if it arrived, none holding any.
       const { arrivingFlags } = takeFirsts([], stored);
-      await applyWrite(tx, {
-        inserts: [],
-        insertFlags: [],
-        moves: stored.flatMap((event, i) => {
-          const flags = arrivingFlags[i] as Flags;
-          return sameFlags(flags, event.flags) ? [] : [{ event, flags }];
-        }),
-        domainFirsts: domainFirstsOf(stored),
-        hosts: [],
-      });
+      await applyWrite(
+        tx,
+        {
+          inserts: [],
+          insertFlags: [],
+          moves: stored.flatMap((event, i) => {
+            const flags = arrivingFlags[i] as Flags;
+            return sameFlags(flags, event.flags) ? [] : [{ event, flags }];
+          }),
+          domainFirsts: domainFirstsOf(stored),
+          hosts: [],
+        },
+        "refuse",
+      );
       return ids.length;
     });
     if (done === 0) return recounted;

@@ -97,7 +97,7 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
   const implicit = implicitSessionsOf(plans);
   const events = plans.flatMap((plan) => plan.events);
   try {
-    const inserted = await inWriteTransaction(sql, async (tx) => {
+    const inserted = await inWriteTransaction(sql, async (tx, storedEvents) => {
       const headerClaim = header
         ? tx`header_claim AS (${claimHeaderSession(tx, (plans[0] as WritePlan).orgId, header)}),`
         : tx``;
@@ -137,7 +137,7 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
       const [[claimed], stored] = await Promise.all([claims.execute(), held]);
       settleTurns(plans, claimed?.levels ?? []);
       const rows = withClaimedSessions(events, claimed?.sessions ?? []);
-      return storeCounted(tx, rows, await heldOfRenamed(tx, rows, named, stored));
+      return storeCounted(tx, rows, await heldOfRenamed(tx, rows, named, stored), storedEvents);
     });
     // The rows are the plans' events in order: each plan counts its own share.
     let offset = 0;
