@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { runCompressionPolicies } from "../../src/db/maintenance.ts";
+import { flagMismatches, storedFlags } from "../support/first-flags.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
@@ -26,4 +27,23 @@ test("old chunks are compressed by the policy and retries into them stay idempot
   });
   expect((await post([old, neighbour])).body.events_created).toBe(1);
   expect((await storedEvents(agent.id)).map((e) => e.event_id).sort()).toEqual([old.id, neighbour.id].sort());
+});
+
+test("a late event takes its session's flags from an event in a compressed chunk", async () => {
+  const { ctx } = await testRuntime();
+  const agent = await createTestOrg({ type: "agent" });
+  const sessionId = crypto.randomUUID();
+  const post = (events: unknown[]) =>
+    call("POST", "/events", { key: agent.key, body: batch(events, { session_id: sessionId }) });
+  const stored = validEvents.retrieved("archive.example.net", { source_role: "agent", timestamp: ago(45 * 86_400) });
+  expect((await post([stored])).body.events_created).toBe(1);
+  expect(await runCompressionPolicies(ctx.sql)).toBe(true);
+
+  const late = validEvents.retrieved("archive.example.net", { source_role: "agent", timestamp: ago(46 * 86_400) });
+  const recent = validEvents.cited("archive.example.net", { source_role: "agent" });
+  expect((await post([late, recent])).body.events_created).toBe(2);
+  const flags = await storedFlags(ctx.sql, [agent.id]);
+  expect(flagMismatches(flags)).toEqual([]);
+  expect(flags.find((event) => event.event_id === late.id)?.first_in).toBe(127);
+  expect(flags.find((event) => event.event_id === stored.id)?.first_in).toBe(0);
 });

@@ -20,20 +20,24 @@ import {
  *
  * 1. the sessions' bounds (`session_bounds`): the earliest event time of each
  *    session, moved earlier when needed. Upserting the rows locks them, in session
- *    order, until commit: a concurrent write of the same session waits here.
- * 2. those flag holders of the sessions, found through the bound. Sent with the
- *    first statement (one round trip), it runs after it with a snapshot of its
- *    own, so it sees what a waited-for write committed.
+ *    order, until commit: a concurrent write of the same session waits here. The
+ *    statement returns the earliest of the bounds as they stand locked.
+ * 2. those flag holders of the sessions, from that time on. The time is sent as a
+ *    value, not read by a sub-select, so that the planner leaves out every chunk
+ *    before it: planning the read for all of a year's chunks cost about 8 ms a
+ *    write. A statement of its own, it sees what a waited-for write committed.
  * 3. the flags, computed here; then one statement inserts the new events with
  *    theirs, updates stored events whose flag a late event took over, and records
  *    new hosts and the domain firsts that unions of owner domains count from.
  */
 
 /**
- * The statement that bounds and locks the rows' sessions (a CTE body, or a
- * statement of its own). Rows hold session ids; or, inside the statement that
- * claims their sessions, `claimed` (a relation of org_id, name and id) turns the
- * names of rows that name their session (not through a click token) into ids.
+ * The statement that bounds and locks the rows' sessions, a CTE body returning
+ * each session's bound (`events_from`) as it stands locked: every row is updated,
+ * so that a bound a waited-for write moved is returned too. Rows hold session
+ * ids; or, inside the statement that claims their sessions, `claimed` (a
+ * relation of org_id, name and id) turns the names of rows that name their
+ * session (not through a click token) into ids.
  */
 export function boundSessions(sql: Queryable, rows: readonly EventRow[], claimed?: Fragment): Fragment {
   const named = rows.filter((row) => row.sessionId !== null);
@@ -50,9 +54,15 @@ export function boundSessions(sql: Queryable, rows: readonly EventRow[], claimed
     ${claimed ? sql`LEFT JOIN ${claimed} c ON c.org_id = n.org_id AND c.name = n.name` : sql``}
     GROUP BY 1
     ORDER BY 1
-    ON CONFLICT (session_id) DO UPDATE SET events_from = EXCLUDED.events_from
-      WHERE EXCLUDED.events_from < b.events_from`;
+    ON CONFLICT (session_id) DO UPDATE SET events_from = least(b.events_from, EXCLUDED.events_from)
+    RETURNING b.events_from`;
 }
+
+/**
+ * The earliest bound of the sessions a `bounds` CTE (boundSessions) locked, as
+ * exact text for storedEventsOf; null without sessions.
+ */
+export const earliestBound = (sql: Queryable) => sql`(SELECT min(events_from)::text FROM bounds)`;
 
 const isoTime = (time: Date | string) => (typeof time === "string" ? time : time.toISOString());
 
@@ -92,17 +102,18 @@ export const sessionsOf = (rows: readonly EventRow[]) => [
 ];
 
 /**
- * Stored events of these sessions, from their bound on: those holding a flag that
- * events on `urls` could take (first-flags.ts), or, for a recount, all of them.
- * Sent after the bounds statement of the transaction, it sees what a write it
- * waited for committed.
+ * Stored events of these sessions from `from` (their earliest bound, as the
+ * bounds statement returned it) on: those holding a flag that events on `urls`
+ * could take (first-flags.ts), or, for a recount, all of them. Sent after the
+ * bounds statement of the transaction, it sees what a write it waited for committed.
  */
 export async function storedEventsOf(
   sql: Queryable,
   sessionIds: readonly string[],
+  from: string | null,
   which: { flagsTakenBy: readonly (string | null)[] } | "all",
 ): Promise<HeldEvent[]> {
-  if (sessionIds.length === 0) return [];
+  if (sessionIds.length === 0 || from === null) return [];
   const holders =
     which === "all"
       ? sql``
@@ -114,8 +125,7 @@ export async function storedEventsOf(
     SELECT (extract(epoch FROM event_time) * 1000000)::bigint AS time_us, event_id, org_id, session_id, content_url,
            content_host, source_role, agent_id, first_in, first_domain, first_domain_role, first_domain_reporter
     FROM events
-    WHERE session_id = ANY (${sessionIds}::uuid[])
-      AND event_time >= (SELECT min(events_from) FROM session_bounds WHERE session_id = ANY (${sessionIds}::uuid[]))
+    WHERE session_id = ANY (${sessionIds}::uuid[]) AND event_time >= ${from}::timestamptz
       ${holders}`.execute();
   return rows.map((row) => ({
     timeUs: Number(row.time_us),
@@ -153,6 +163,25 @@ function domainFirstsOf(events: readonly CountedEvent[]) {
 /** The time `column` microseconds after the epoch, exactly (a double holds every microsecond up to year 2255). */
 const fromMicroseconds = (sql: Queryable, column: string) =>
   sql`timestamptz 'epoch' + ${sql(column)} * interval '1 microsecond'`;
+
+/**
+ * `e.event_time` within the span of these times (µs), as values the planner
+ * sees, so that an update of a few stored events plans and opens only their
+ * chunks, not every chunk of the hypertable (milliseconds a write with a year
+ * stored). Widened to whole milliseconds; the join on each event's time is exact.
+ */
+function timeSpanOf(sql: Queryable, timesUs: readonly number[]): Fragment {
+  // A loop, not Math.min(...times): a recount moves more events than a call takes arguments.
+  let earliest = Number.POSITIVE_INFINITY;
+  let latest = Number.NEGATIVE_INFINITY;
+  for (const time of timesUs) {
+    earliest = Math.min(earliest, time);
+    latest = Math.max(latest, time);
+  }
+  const from = new Date(Math.floor(earliest / 1000)).toISOString();
+  const to = new Date(Math.ceil(latest / 1000)).toISOString();
+  return sql`e.event_time >= ${from}::timestamptz AND e.event_time <= ${to}::timestamptz`;
+}
 
 const eventKey = (event: Pick<CountedEvent, "orgId" | "eventId" | "timeUs">) =>
   `${event.orgId}|${event.eventId}|${event.timeUs}`;
@@ -282,7 +311,10 @@ async function applyWrite(sql: Queryable, write: CountedWrite, stored: StoredEve
         ) AS m (time_us, event_id, org_id, session_id, first_in, first_domain, first_domain_role, first_domain_reporter)
       ) AS m
       WHERE e.session_id = m.session_id AND e.event_time = m.event_time AND e.event_id = m.event_id
-        AND e.org_id = m.org_id
+        AND e.org_id = m.org_id AND ${timeSpanOf(
+          sql,
+          moves.map(({ event }) => event.timeUs),
+        )}
     )`
         : sql``
     }
@@ -369,10 +401,12 @@ export async function inWriteTransaction<T>(
 export async function writeEvents(sql: Sql, rows: readonly EventRow[]): Promise<number> {
   if (rows.length === 0) return 0;
   return inWriteTransaction(sql, async (tx, stored) => {
-    // Sent now, before the next statement (queries are otherwise sent when awaited).
-    const bounded = boundSessions(tx, rows).execute();
-    const held = storedEventsOf(tx, sessionsOf(rows), { flagsTakenBy: rows.map((row) => row.contentUrl) });
-    return (await storeCounted(tx, rows, (await Promise.all([bounded, held]))[1], stored)).filter(Boolean).length;
+    const [bounded] = await tx<{ held_from: string | null }[]>`
+      WITH bounds AS (${boundSessions(tx, rows)}) SELECT ${earliestBound(tx)} AS held_from`;
+    const held = await storedEventsOf(tx, sessionsOf(rows), bounded?.held_from ?? null, {
+      flagsTakenBy: rows.map((row) => row.contentUrl),
+    });
+    return (await storeCounted(tx, rows, held, stored)).filter(Boolean).length;
   });
 }
 
@@ -391,12 +425,16 @@ export async function recountSessions(sql: Sql): Promise<number> {
         RETURNING session_id`;
       if (queued.length === 0) return 0;
       const ids = queued.map((row) => row.session_id).sort();
-      await tx`
-        INSERT INTO session_bounds AS b (session_id, events_from)
-        SELECT session_id, min(event_time) FROM events WHERE session_id = ANY (${ids}::uuid[])
-        GROUP BY session_id ORDER BY session_id
-        ON CONFLICT (session_id) DO UPDATE SET events_from = EXCLUDED.events_from`;
-      const stored = await storedEventsOf(tx, ids, "all");
+      const [bounded] = await tx<{ held_from: string | null }[]>`
+        WITH bounds AS (
+          INSERT INTO session_bounds AS b (session_id, events_from)
+          SELECT session_id, min(event_time) FROM events WHERE session_id = ANY (${ids}::uuid[])
+          GROUP BY session_id ORDER BY session_id
+          ON CONFLICT (session_id) DO UPDATE SET events_from = EXCLUDED.events_from
+          RETURNING b.events_from
+        )
+        SELECT ${earliestBound(tx)} AS held_from`;
+      const stored = await storedEventsOf(tx, ids, bounded?.held_from ?? null, "all");
       await tx`DELETE FROM session_domain_firsts WHERE session_id = ANY (${ids}::uuid[])`;
       // Flags from scratch: every stored event as if it arrived, none holding any.
       const { arrivingFlags } = takeFirsts([], stored);

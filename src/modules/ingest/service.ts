@@ -3,8 +3,14 @@ import type { PrivacyLevel } from "../../core/privacy.ts";
 import type { Fragment, Queryable, Sql } from "../../db/sql.ts";
 import type { SessionHeader } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
-import { boundSessions, inWriteTransaction, sessionsOf, storeCounted, storedEventsOf } from "./event-store.ts";
-import type { HeldEvent } from "./first-flags.ts";
+import {
+  boundSessions,
+  earliestBound,
+  inWriteTransaction,
+  sessionsOf,
+  storeCounted,
+  storedEventsOf,
+} from "./event-store.ts";
 import type { OutcomeValue } from "./model.ts";
 import { sessionsNamed } from "./session-names.ts";
 
@@ -84,10 +90,10 @@ type ClaimedSession = [orgId: string, name: string, id: string, agentId: string 
 /**
  * Claims every session the plans name (creating unknown ones for their
  * organisation, sql/067) and stores their events counted, in one transaction of
- * two statements, the first sent with the read it needs (event-store.ts): the
- * claims and the sessions' bounds, with the stored flag holders; then the events
- * with their first-event flags. Returns, for each plan, the events it inserted (a
- * retried event is skipped; an event in two plans counts for the first).
+ * three statements (event-store.ts): the claims and the sessions' bounds; the
+ * claimed sessions' stored flag holders; the events with their first-event
+ * flags. Returns, for each plan, the events it inserted (a retried event is
+ * skipped; an event in two plans counts for the first).
  *
  * Several plans share a transaction only without a session header (GroupWriter).
  */
@@ -101,7 +107,7 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
       const headerClaim = header
         ? tx`header_claim AS (${claimHeaderSession(tx, (plans[0] as WritePlan).orgId, header)}),`
         : tx``;
-      const claims = tx<{ sessions: ClaimedSession[]; levels: StoredLevel[] }[]>`
+      const [claimed] = await tx<{ sessions: ClaimedSession[]; levels: StoredLevel[]; held_from: string | null }[]>`
         WITH ${headerClaim}
         claimed AS (
           INSERT INTO sessions AS s (id, wire_id, org_id, agent_id, started_at, manifest_ref, parent_session_id)
@@ -125,19 +131,14 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
         ),
         bounds AS (${boundSessions(tx, events, tx`owned`)})
         SELECT (SELECT coalesce(json_agg(json_build_array(org_id, name, id, agent_id)), '[]') FROM owned) AS sessions,
-               ${storedLevels(tx, plans)} AS levels`;
-      if (events.length === 0) {
-        await claims;
-        return [];
-      }
-      // Sent together (queries are otherwise sent when awaited): the flag holders
-      // are read after the claims and bounds have locked the sessions.
-      const named = sessionsOf(events);
-      const held = storedEventsOf(tx, named, { flagsTakenBy: events.map((row) => row.contentUrl) });
-      const [[claimed], stored] = await Promise.all([claims.execute(), held]);
+               ${storedLevels(tx, plans)} AS levels, ${earliestBound(tx)} AS held_from`;
+      if (events.length === 0) return [];
       settleTurns(plans, claimed?.levels ?? []);
       const rows = withClaimedSessions(events, claimed?.sessions ?? []);
-      return storeCounted(tx, rows, await heldOfRenamed(tx, rows, named, stored), storedEvents);
+      const held = await storedEventsOf(tx, sessionsOf(rows), claimed?.held_from ?? null, {
+        flagsTakenBy: rows.map((row) => row.contentUrl),
+      });
+      return storeCounted(tx, rows, held, storedEvents);
     });
     // The rows are the plans' events in order: each plan counts its own share.
     let offset = 0;
@@ -206,27 +207,6 @@ function withClaimedSessions(rows: readonly EventRow[], claimed: readonly Claime
     // Most rows already hold their session's id and agent: no copy for those.
     return session.id === row.sessionId && agentId === row.agentId ? row : { ...row, sessionId: session.id, agentId };
   });
-}
-
-/**
- * The flag holders of the rows' sessions. They were read by name, which is each
- * session's id but for a reused name: then the holders read belong to another
- * organisation's session and are left out, and the renamed session's own are
- * read (the claims statement bounded it). Costs nothing unless a name was reused.
- */
-async function heldOfRenamed(
-  tx: Queryable,
-  rows: readonly EventRow[],
-  named: readonly string[],
-  held: readonly HeldEvent[],
-): Promise<readonly HeldEvent[]> {
-  const ids = new Set(sessionsOf(rows));
-  const namedIds = new Set(named);
-  const renamed = [...ids].filter((id) => !namedIds.has(id));
-  if (renamed.length === 0 && named.every((id) => ids.has(id))) return held;
-  const own = held.filter((event) => ids.has(event.sessionId));
-  const ofRenamed = await storedEventsOf(tx, renamed, { flagsTakenBy: rows.map((row) => row.contentUrl) });
-  return [...own, ...ofRenamed];
 }
 
 /**
