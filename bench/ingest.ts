@@ -2,6 +2,7 @@
  * Ingest benchmark:
  *
  *   bun run bench:ingest [--duration 10] [--concurrency 32] [--batch 100] [--shapes worst,realistic]
+ *                        [--history-days 0]
  *
  * Against a TimescaleDB server when DATABASE_URL is set (the bench creates a
  * database of its own there and drops it afterwards), otherwise an embedded engine
@@ -21,7 +22,10 @@
  *  6. one client posting one request at a time: the unloaded latency, the floor
  *     under every latency above;
  *
- * then the service's peak resident memory (VmHWM).
+ * then the service's peak resident memory (VmHWM). `--history-days N` first stores
+ * N days of history (an event an hour, chunks older than the compression policy's
+ * 30 days compressed): a write then meets a database with a year of chunks, as in
+ * production, instead of an empty one.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -45,12 +49,14 @@ const { values: flags } = parseArgs({
     concurrency: { type: "string", default: "32" },
     batch: { type: "string", default: "100" },
     shapes: { type: "string", default: "worst,realistic" },
+    "history-days": { type: "string", default: "0" },
   },
 });
 const durationMs = Number(flags.duration) * 1000;
 const concurrency = Number(flags.concurrency);
 const batchSize = Number(flags.batch);
 const shapes = (flags.shapes as string).split(",") as ShapeName[];
+const historyDays = Number(flags["history-days"]);
 
 // ---------------------------------------------------------------------------
 // The database and the service process
@@ -279,6 +285,25 @@ function peakRss(pid: number): Promise<number> {
   );
 }
 
+/**
+ * An event an hour over the last `days` days, from an organisation of its own,
+ * with the chunks older than the compression policy's 30 days compressed.
+ */
+async function storeHistory(days: number): Promise<void> {
+  const { orgId } = await agentKey("Bench history");
+  await sql`
+    INSERT INTO events (event_time, event_id, org_id, event_type, source_role, content_url, content_host, session_id)
+    SELECT now() - g * INTERVAL '1 hour', gen_random_uuid(), ${orgId}::uuid, 'content_retrieved', 'agent',
+           'https://history.example/p' || g % 500, 'history.example', gen_random_uuid()
+    FROM generate_series(1, ${days * 24}) g`;
+  console.log(`history: ${days * 24} events over ${days} days stored; compressing the chunks older than 30 days…`);
+  await sql`SELECT count(compress_chunk(c, true)) FROM show_chunks('events', older_than => INTERVAL '30 days') c`;
+  const [chunks] = await sql<{ all: number; compressed: number }[]>`
+    SELECT count(*)::int AS all, count(*) FILTER (WHERE is_compressed)::int AS compressed
+    FROM timescaledb_information.chunks WHERE hypertable_name = 'events'`;
+  console.log(`history: events in ${chunks?.all} chunks, ${chunks?.compressed} of them compressed`);
+}
+
 const line = (label: string, r: PhaseResult) =>
   console.log(
     `  ${label.padEnd(26)} offered ${r.offered.toFixed(0).padStart(6)}/s  accepted ${r.accepted.toFixed(0).padStart(6)} events/s  ` +
@@ -289,6 +314,7 @@ try {
   console.log(
     `database: ${scratch ? "TimescaleDB server" : `embedded (DATA_DIR ${dataDir})`}; ${concurrency} clients, ${batchSize}-event batches, ${durationMs / 1000} s per phase`,
   );
+  if (historyDays > 0) await storeHistory(historyDays);
   const warmup = await agentKey("Bench warm-up");
   for (let i = 0; i < 10; i++) await post(warmup.key, emitter("realistic", batchSize)());
 
