@@ -275,6 +275,7 @@ export async function storeCounted(
 async function applyWrite(sql: Queryable, write: CountedWrite, stored: StoredEvents): Promise<Set<string> | "all"> {
   const { inserts, insertFlags, moves, domainFirsts, hosts } = write;
   const skipping = stored === "skip";
+  const movedTimes = moves.map(({ event }) => event.timeUs);
   const [result] = await sql<{ inserted: [string, string, string][] | null }[]>`
     WITH inserted AS (
       INSERT INTO events (${storedColumnList(sql)}, first_in, first_domain, first_domain_role, first_domain_reporter)
@@ -311,10 +312,7 @@ async function applyWrite(sql: Queryable, write: CountedWrite, stored: StoredEve
         ) AS m (time_us, event_id, org_id, session_id, first_in, first_domain, first_domain_role, first_domain_reporter)
       ) AS m
       WHERE e.session_id = m.session_id AND e.event_time = m.event_time AND e.event_id = m.event_id
-        AND e.org_id = m.org_id AND ${timeSpanOf(
-          sql,
-          moves.map(({ event }) => event.timeUs),
-        )}
+        AND e.org_id = m.org_id AND ${timeSpanOf(sql, movedTimes)}
     )`
         : sql``
     }
