@@ -1,6 +1,6 @@
 import { hashPresentedSecret, mintSecret } from "../../core/secrets.ts";
 import type { Sql } from "../../db/sql.ts";
-import { sessionsNamed } from "../ingest/service.ts";
+import { sessionName, sessionsNamed } from "../ingest/service.ts";
 
 /** Click token lifetime (the interface's limits table). */
 export const clickTokenLifetimeDays = 90;
@@ -52,7 +52,7 @@ export async function resolveClickTokens(sql: Sql, raws: readonly string[]): Pro
   const resolved = new Map<string, ClickTokenSession>();
   if (byHash.size === 0) return resolved;
   const rows = await sql<{ hash: string; session_id: string; session_name: string; agent_id: string | null }[]>`
-    SELECT encode(t.token_hash, 'hex') AS hash, t.session_id, coalesce(s.wire_id, s.id) AS session_name, s.agent_id
+    SELECT encode(t.token_hash, 'hex') AS hash, t.session_id, ${sessionName(sql, "s")} AS session_name, s.agent_id
     FROM click_tokens t JOIN sessions s ON s.id = t.session_id
     WHERE t.token_hash IN (SELECT decode(h, 'hex') FROM unnest(${[...byHash.keys()]}::text[]) AS h)
       AND t.expires_at > now()`;

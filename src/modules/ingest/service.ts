@@ -12,7 +12,7 @@ import {
   storedEventsOf,
 } from "./event-store.ts";
 import type { OutcomeValue } from "./model.ts";
-import { sessionsNamed } from "./session-names.ts";
+import { sessionName, sessionsNamed } from "./session-names.ts";
 
 /** A session named by events and created on first sight when it does not exist. */
 export interface ImplicitSession {
@@ -87,6 +87,10 @@ function newSessionIds(sql: Queryable, name: Fragment, orgId: Fragment) {
 /** A session row as a claim returns it: its organisation, name, id and agent. */
 type ClaimedSession = [orgId: string, name: string, id: string, agentId: string | null];
 
+/** What a claim of sessions (aliased `s`) returns: the columns of ClaimedSession. */
+const returningClaimed = (sql: Queryable) =>
+  sql`RETURNING s.org_id, ${sessionName(sql, "s")} AS name, s.id, s.agent_id`;
+
 /**
  * Claims every session the plans name (creating unknown ones for their
  * organisation, sql/067) and stores their events counted, in one transaction of
@@ -121,10 +125,10 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
             ${implicit.map((s) => s.parentSessionId)}::uuid[]
           ) AS n (name, org_id, agent_id, started_at, manifest_ref, parent_session_id)
           ${newSessionIds(tx, tx`n.name`, tx`n.org_id`)}
-          ON CONFLICT (org_id, (coalesce(wire_id, id))) DO UPDATE
+          ON CONFLICT (org_id, (${sessionName(tx)})) DO UPDATE
             SET agent_id = coalesce(s.agent_id, EXCLUDED.agent_id),
                 started_at = least(s.started_at, EXCLUDED.started_at)
-          RETURNING s.org_id, coalesce(s.wire_id, s.id) AS name, s.id, s.agent_id
+          ${returningClaimed(tx)}
         ),
         owned AS (
           SELECT * FROM claimed ${header ? tx`UNION ALL SELECT * FROM header_claim` : tx``}
@@ -179,9 +183,9 @@ function storedLevels(sql: Queryable, plans: readonly WritePlan[]) {
   const wanted = plans.flatMap((plan) => (plan.turns?.sessionNames ?? []).map((name) => ({ orgId: plan.orgId, name })));
   if (wanted.length === 0) return sql`'[]'::json`;
   return sql`(
-    SELECT coalesce(json_agg(json_build_array(l.org_id, coalesce(l.wire_id, l.id), l.privacy_level)), '[]')
+    SELECT coalesce(json_agg(json_build_array(l.org_id, ${sessionName(sql, "l")}, l.privacy_level)), '[]')
     FROM unnest(${wanted.map((w) => w.orgId)}::uuid[], ${wanted.map((w) => w.name)}::uuid[]) AS w (org_id, name)
-    JOIN sessions l ON l.org_id = w.org_id AND coalesce(l.wire_id, l.id) = w.name)`;
+    JOIN sessions l ON l.org_id = w.org_id AND ${sessionName(sql, "l")} = w.name)`;
 }
 
 function settleTurns(plans: readonly WritePlan[], levels: readonly StoredLevel[]): void {
@@ -232,7 +236,7 @@ function claimHeaderSession(sql: Queryable, orgId: string, header: SessionHeader
       ${outcome?.type ?? null}, ${outcome?.value_amount ?? null}::bigint, ${outcome?.currency ?? null}
     FROM (SELECT ${header.id}::uuid AS name, ${orgId}::uuid AS org_id) n
     ${newSessionIds(sql, sql`n.name`, sql`n.org_id`)}
-    ON CONFLICT (org_id, (coalesce(wire_id, id))) DO UPDATE SET
+    ON CONFLICT (org_id, (${sessionName(sql)})) DO UPDATE SET
       initiator_type = coalesce(${header.initiatorType}::text, s.initiator_type),
       agent_id = coalesce(EXCLUDED.agent_id, s.agent_id),
       manifest_ref = coalesce(EXCLUDED.manifest_ref, s.manifest_ref),
@@ -246,7 +250,7 @@ function claimHeaderSession(sql: Queryable, orgId: string, header: SessionHeader
       outcome_type = coalesce(EXCLUDED.outcome_type, s.outcome_type),
       outcome_value_amount = CASE WHEN EXCLUDED.outcome_type IS NULL THEN s.outcome_value_amount ELSE EXCLUDED.outcome_value_amount END,
       outcome_currency = CASE WHEN EXCLUDED.outcome_type IS NULL THEN s.outcome_currency ELSE EXCLUDED.outcome_currency END
-    RETURNING s.org_id, coalesce(s.wire_id, s.id) AS name, s.id, s.agent_id`;
+    ${returningClaimed(sql)}`;
 }
 
 /**
@@ -272,4 +276,4 @@ export async function endSession(
 }
 
 export { recountSessions } from "./event-store.ts";
-export { sessionsNamed } from "./session-names.ts";
+export { sessionName, sessionsNamed } from "./session-names.ts";
