@@ -83,6 +83,10 @@ export async function listUrls(
     SELECT totals.total, page.* FROM (SELECT count(*) AS total FROM per_url) totals LEFT JOIN page ON true
     ORDER BY page.${sql(rankColumn[sort])} DESC, page.content_url COLLATE "C"`;
   const urls = page.flatMap((row) => (row.content_url === null ? [] : [row.content_url]));
+  const onPage = sql`content_url = ANY (${sql.array(urls)}::text[])`;
+  // The rollups' URL index is on this hash and the bucket (sql/068).
+  const onPageByKey = sql`hashtextextended(content_url, 0) = ANY (
+    ARRAY(SELECT hashtextextended(url, 0) FROM unnest(${sql.array(urls)}::text[]) url)) AND ${onPage}`;
   const perType = unionOfPieces(
     sql,
     types,
@@ -90,7 +94,7 @@ export async function listUrls(
     (source, inRange) => sql`
       SELECT content_url, event_type, ${source.measure(eventCount(sql))} AS n
       FROM ${source.table}
-      WHERE ${resolved.events} AND content_url = ANY (${sql.array(urls)}::text[]) AND ${inRange}
+      WHERE ${resolved.events} AND ${source.raw ? onPage : onPageByKey} AND ${inRange}
       ${source.groupBy(sql`content_url, event_type`)}`,
   );
   const typeRows =
