@@ -102,9 +102,10 @@ const ConfigSchema = T.Object({
   EVENT_MAX_FUTURE_SECONDS: T.Integer({ minimum: 0, maximum: 86_400, default: 300 }),
   /**
    * Ingest transactions at once (src/modules/ingest/group-writer.ts); requests
-   * arriving while they run share the next one (group commit).
+   * arriving while they run share the next one (group commit). Unset, it depends
+   * on the database (ingestTransactionsFor).
    */
-  INGEST_TRANSACTIONS: T.Integer({ minimum: 1, maximum: 100, default: 2 }),
+  INGEST_TRANSACTIONS: T.Optional(T.Integer({ minimum: 1, maximum: 100 })),
   /** Cron pattern for deleting expired sign-in links, OAuth states and ended sessions. */
   SIGN_IN_PURGE_CRON: T.String({ minLength: 1, default: "17 * * * *" }),
   /** Cron pattern for refetching participant manifests whose Cache-Control time has passed. */

@@ -10,7 +10,7 @@ import { RateLimiter } from "./http/rate-limit.ts";
 import type { Logger } from "./log.ts";
 import { createMailer } from "./modules/auth/mailer.ts";
 import { systemDomainProbe } from "./modules/domains/probe.ts";
-import { GroupWriter } from "./modules/ingest/group-writer.ts";
+import { GroupWriter, ingestTransactionsFor } from "./modules/ingest/group-writer.ts";
 import { recountSessions } from "./modules/ingest/service.ts";
 import { IngestHealth } from "./modules/ingest-health/service.ts";
 import { KeyAuthenticator } from "./modules/keys/authenticator.ts";
@@ -37,7 +37,11 @@ export function buildContext(
     keys: new KeyAuthenticator(db.sql, log, config.KEY_CACHE_TTL_SECONDS),
     rateLimiter: RateLimiter.fromConfig(config),
     ingestGate: new AdmissionGate(config.INGEST_CONCURRENCY, config.INGEST_QUEUE, config.INGEST_QUEUE_WAIT_MS),
-    ingestWriter: new GroupWriter(db.sql, config.INGEST_TRANSACTIONS, 2 * ingestLimits.maxEventsPerBatch),
+    ingestWriter: new GroupWriter(
+      db.sql,
+      ingestTransactionsFor(db.kind, config.INGEST_TRANSACTIONS),
+      2 * ingestLimits.maxEventsPerBatch,
+    ),
     ingestHealth: new IngestHealth(db.sql, log),
     mailer: createMailer(config, db.sql, log),
     domainProbe: systemDomainProbe,

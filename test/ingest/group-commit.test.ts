@@ -3,6 +3,7 @@ import type { Principal } from "../../src/core/caller.ts";
 import { GroupWriter } from "../../src/modules/ingest/group-writer.ts";
 import { ingestDocument } from "../../src/modules/ingest/pipeline.ts";
 import type { WritePlan } from "../../src/modules/ingest/service.ts";
+import { buildContext } from "../../src/runtime.ts";
 import { flagMismatches, storedFlags } from "../support/first-flags.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
@@ -153,5 +154,18 @@ describe("group commit", () => {
       { org_id: reporter.orgId, wire_id: null },
       { org_id: other.orgId, wire_id: name },
     ]);
+  });
+});
+
+describe("ingest transactions at once", () => {
+  test("unset, four on a server and two on the embedded engine; INGEST_TRANSACTIONS set, as set", async () => {
+    const { ctx, db } = await testRuntime();
+    expect(ctx.ingestWriter.transactions).toBe(db.kind === "server" ? 4 : 2);
+    for (const kind of ["server", "embedded"] as const) {
+      const configured = buildContext({ ...ctx.config, INGEST_TRANSACTIONS: 3 }, ctx.log, { ...db, kind });
+      expect(configured.ingestWriter.transactions).toBe(3);
+      const unset = buildContext({ ...ctx.config, INGEST_TRANSACTIONS: undefined }, ctx.log, { ...db, kind });
+      expect(unset.ingestWriter.transactions).toBe(kind === "server" ? 4 : 2);
+    }
   });
 });

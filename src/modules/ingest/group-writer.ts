@@ -1,4 +1,4 @@
-import type { Sql } from "../../db/sql.ts";
+import type { DatabaseKind, Sql } from "../../db/sql.ts";
 import { type WritePlan, writeIngest } from "./service.ts";
 
 interface Pending {
@@ -79,4 +79,14 @@ export class GroupWriter {
       }
     }
   }
+}
+
+/**
+ * INGEST_TRANSACTIONS when unset. A server runs transactions side by side: at
+ * half the saturating rate, two of them left requests queued behind each other
+ * (bench:ingest, README "Group commit"). The embedded engine runs one statement
+ * at a time, so more writers there would only split the queue into smaller groups.
+ */
+export function ingestTransactionsFor(kind: DatabaseKind, configured: number | undefined): number {
+  return configured ?? (kind === "server" ? 4 : 2);
 }
