@@ -195,8 +195,13 @@ process.stderr.write("\n");
 const { key } = await createApiKey(sql, { orgId: ownerId, scopes: ["telemetry:read"] });
 const [ownerEvents] = await sql<{ n: number }[]>`
   SELECT count(*)::int AS n FROM events WHERE content_host = ${bigDomain} OR content_host LIKE ${`%.${bigDomain}`}`;
+// The server's parallelism moves the figures (README, Reads, Benchmark): printed beside them.
+const [parallelism] = await sql<
+  { workers: string }[]
+>`SELECT current_setting('max_parallel_workers_per_gather') AS workers`;
 console.log(
-  `database: ${ctx.db.kind}; events: ${loaded} (large owner ${ownerEvents?.n}), 10000 large-owner URLs; ` +
+  `database: ${ctx.db.kind} (max_parallel_workers_per_gather ${parallelism?.workers}); ` +
+    `events: ${loaded} (large owner ${ownerEvents?.n}), 10000 large-owner URLs; ` +
     (previous
       ? "loaded by an earlier run (--reuse)"
       : `load ${loadSeconds.toFixed(1)} s (${Math.round(loaded / loadSeconds)} events/s, counted write path)`) +
