@@ -13,6 +13,8 @@
  *  1. plain COPY: as many rows of the same shape into the events hypertable alone
  *     (no session counting) as fast as COPY takes them;
  *  2. saturation: `concurrency` clients post `batch`-event documents back to back;
+ *     with it, and with COPY, the CPU time spent per 1,000 events by the service
+ *     process and (a server on this machine) the database's backends;
  *  3. half that rate, open loop (requests on a fixed schedule, whatever the earlier
  *     ones are doing): the latency an emitter sees below saturation;
  *  4. offered against accepted at 0.5, 1, 2 and 4 times saturation (open loop):
@@ -144,6 +146,8 @@ async function post(key: string, events: GeneratedEvent[]): Promise<Answer> {
 interface PhaseResult {
   offered: number;
   accepted: number;
+  /** Events the accepted requests created. */
+  events: number;
   refused: number;
   failed: number;
   p50: number;
@@ -154,14 +158,13 @@ interface PhaseResult {
 
 function summarise(answers: Answer[], offered: number, elapsedMs: number): PhaseResult {
   const ok = answers.filter((a) => a.status === 200);
+  const events = ok.reduce((sum, a) => sum + a.created, 0);
   const okLatencies = ok.map((a) => a.latency).sort((a, b) => a - b);
   const allLatencies = answers.map((a) => a.latency).sort((a, b) => a - b);
   return {
     offered: perSecond(offered, elapsedMs),
-    accepted: perSecond(
-      ok.reduce((sum, a) => sum + a.created, 0),
-      elapsedMs,
-    ),
+    accepted: perSecond(events, elapsedMs),
+    events,
     refused: answers.filter((a) => a.status === 503).length,
     failed: answers.filter((a) => a.status === 0).length,
     p50: percentile(okLatencies, 50),
@@ -278,6 +281,52 @@ async function plainCopy(shape: ShapeName, count: number): Promise<number> {
 }
 
 // ---------------------------------------------------------------------------
+// Where the CPU goes: the service process, and the database's backends when the
+// server runs on this machine (their pids from pg_stat_activity, read in /proc).
+
+/** CPU time (user and system) a process has used, in ms; /proc counts it in 1/100 s (USER_HZ). */
+async function cpuMsOf(pid: number): Promise<number | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
+  // The fields after the command name, which is in parentheses and may hold spaces: utime is the 14th of all.
+  const fields = stat?.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return fields ? (Number(fields[11]) + Number(fields[12])) * 10 : undefined;
+}
+
+interface CpuSnapshot {
+  service: number;
+  /**
+   * Per backend of the bench database alive at the snapshot; absent on the embedded
+   * engine (it runs in the service) or a server elsewhere.
+   */
+  backends?: Map<number, number>;
+}
+
+async function cpuSnapshot(): Promise<CpuSnapshot> {
+  const serviceMs = (await cpuMsOf(service.pid)) ?? 0;
+  if (!scratch) return { service: serviceMs };
+  const pids = await sql<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`;
+  const backends = new Map<number, number>();
+  for (const { pid } of pids) {
+    const comm = await readFile(`/proc/${pid}/comm`, "utf8").catch(() => "");
+    const used = comm.trim() === "postgres" ? await cpuMsOf(pid) : undefined;
+    if (used === undefined) return { service: serviceMs };
+    backends.set(pid, used);
+  }
+  return { service: serviceMs, backends };
+}
+
+/**
+ * CPU per 1,000 events between two snapshots. A backend that started in between
+ * counts whole; one that ended in between (a finished TimescaleDB job) is missed.
+ */
+function cpuPerThousand(before: CpuSnapshot, after: CpuSnapshot, events: number): string {
+  const per = (used: number) => `${((1000 * used) / events).toFixed(1)} ms`;
+  const service = `service ${per(after.service - before.service)}`;
+  if (!after.backends) return scratch ? `${service}, database not on this machine` : `${service} (engine included)`;
+  let database = 0;
+  for (const [pid, used] of after.backends) database += used - (before.backends?.get(pid) ?? 0);
+  return `${service}, database ${per(database)}`;
+}
 
 function peakRss(pid: number): Promise<number> {
   return readFile(`/proc/${pid}/status`, "utf8").then(
@@ -320,19 +369,25 @@ try {
 
   for (const shape of shapes) {
     console.log(`\nshape: ${shape}`);
-    const copy = await plainCopy(shape, scratch ? 200_000 : 30_000);
+    const copyRows = scratch ? 200_000 : 30_000;
+    const beforeCopy = await cpuSnapshot();
+    const copy = await plainCopy(shape, copyRows);
+    const copyCpu = cpuPerThousand(beforeCopy, await cpuSnapshot(), copyRows);
     console.log(`  plain COPY                 ${copy.toFixed(0)} rows/s`);
     const { key } = await agentKey(`Bench ${shape}`);
     let lags: number[] = [];
+    const beforeSaturation = await cpuSnapshot();
     const saturated = await closedLoop(shape, key, {
       probe: async () => {
         lags = await countingLag(performance.now() + durationMs - 1000);
       },
     });
+    const saturationCpu = cpuPerThousand(beforeSaturation, await cpuSnapshot(), saturated.events);
     line("saturation (closed loop)", saturated);
     console.log(
       `  HTTP / plain COPY          ${(saturated.accepted / copy).toFixed(2)}; counting lag at saturation: ${lags.length === 0 ? "no probe finished (phase too short)" : `max ${ms(Math.max(...lags))} over ${lags.length} probes`}`,
     );
+    console.log(`  CPU per 1,000 events       plain COPY: ${copyCpu}; saturation: ${saturationCpu}`);
     line("half that rate (open loop)", await paced(shape, key, saturated.accepted / 2, durationMs));
     for (const factor of [0.5, 1, 2, 4]) {
       line(`${factor}x saturation`, await paced(shape, key, saturated.accepted * factor, durationMs / 2));
