@@ -3,10 +3,10 @@ import type { Fragment, Queryable, Sql } from "../../db/sql.ts";
 import { type EventRow, selectStoredColumns, storedColumnList, unnestEvents } from "./event-columns.ts";
 import {
   type CountedEvent,
-  domainSuffixes,
   type Flags,
   type HeldEvent,
   noFlags,
+  ScopeKeys,
   sameFlags,
   takeFirsts,
   urlScopeBits,
@@ -147,10 +147,13 @@ export async function storedEventsOf(
 
 /** One row per session, domain, role and reporter: the earliest time among `events` (session_domain_firsts). */
 function domainFirstsOf(events: readonly CountedEvent[]) {
-  const earliest = new Map<string, { domain: string; event: CountedEvent }>();
+  const keys = new ScopeKeys();
+  const earliest = new Map<number, { domain: string; event: CountedEvent }>();
   for (const event of events) {
-    for (const { domain } of domainSuffixes(event.contentHost)) {
-      const key = `${domain}|${event.sessionId}|${event.sourceRole}|${event.orgId}|${event.agentId ?? ""}`;
+    const reporter = keys.pair(keys.of(event.orgId), keys.of(event.agentId ?? ""));
+    const within = keys.pair(keys.of(event.sessionId), keys.pair(keys.of(event.sourceRole), reporter));
+    for (const { domain, id } of keys.domainsOf(event.contentHost)) {
+      const key = ScopeKeys.key(0, id, within);
       const known = earliest.get(key);
       if (!known || event.timeUs < known.event.timeUs) earliest.set(key, { domain, event });
     }

@@ -49,46 +49,108 @@ export const noFlags: Flags = { firstIn: 0, firstDomain: 0, firstDomainRole: 0, 
 export const urlScopeBits = 1 | 2 | 4;
 
 /** The domains of a host for owner scopes: the host and each parent of at least two labels, with their label counts. */
-export function domainSuffixes(host: string | null): { labels: number; domain: string }[] {
+function domainSuffixes(host: string | null): { labels: number; domain: string }[] {
   if (!host) return [];
   const labels = host.split(".");
   return labels.slice(0, -1).map((_, i) => ({ labels: labels.length - i, domain: labels.slice(i).join(".") }));
 }
 
+/**
+ * Numbers standing for the strings of one computation, so that a scope's key is
+ * a number worked out from its parts. Keys built as strings (the session id, URL
+ * and the rest joined, sixteen scopes an event) were most of the flags' cost.
+ */
+export class ScopeKeys {
+  // A key holds a kind (4 bits) and two ids (24 bits each): 52 bits, exact in a double.
+  static readonly #idLimit = 2 ** 24;
+  readonly #strings = new Map<string, number>();
+  readonly #pairs = new Map<number, number>();
+  readonly #domains = new Map<string, { labels: number; domain: string; id: number }[]>();
+  #next = 1;
+
+  #fresh(): number {
+    if (this.#next >= ScopeKeys.#idLimit) throw new RangeError("too many distinct values in one flag computation");
+    return this.#next++;
+  }
+
+  /** The id of a string. */
+  of(text: string): number {
+    let id = this.#strings.get(text);
+    if (id === undefined) {
+      id = this.#fresh();
+      this.#strings.set(text, id);
+    }
+    return id;
+  }
+
+  /** The id of the ordered pair of ids (a, b), never that of a string. */
+  pair(a: number, b: number): number {
+    const both = a * ScopeKeys.#idLimit + b;
+    let id = this.#pairs.get(both);
+    if (id === undefined) {
+      id = this.#fresh();
+      this.#pairs.set(both, id);
+    }
+    return id;
+  }
+
+  /** The key of a scope of `kind` (below 16) over one or two ids. */
+  static key(kind: number, a: number, b = 0): number {
+    return kind + 16 * a + 16 * ScopeKeys.#idLimit * b;
+  }
+
+  /** domainSuffixes of the host, each with its domain's id; computed once per host. */
+  domainsOf(host: string | null): readonly { labels: number; domain: string; id: number }[] {
+    if (!host) return [];
+    let domains = this.#domains.get(host);
+    if (!domains) {
+      domains = domainSuffixes(host).map((suffix) => ({ ...suffix, id: this.of(suffix.domain) }));
+      this.#domains.set(host, domains);
+    }
+    return domains;
+  }
+}
+
 const domainFlagNames = ["firstDomain", "firstDomainRole", "firstDomainReporter"] as const;
 
-type Scope = { key: string; bit: number } | { key: string; flag: (typeof domainFlagNames)[number]; labels: number };
+type Scope = { key: number; bit: number } | { key: number; flag: (typeof domainFlagNames)[number]; labels: number };
+
+/** The kinds of scope, the first part of a scope's key. */
+const kind = { r: 0, a: 1, rr: 2, ar: 3, u: 4, ru: 5, au: 6, d: 7, dr: 8, da: 9 } as const;
 
 /** Every scope the event belongs to, keyed within its session. */
-function scopesOf(event: CountedEvent): Scope[] {
-  const session = event.sessionId;
-  const reporter = `${event.orgId}|${event.agentId ?? ""}`;
+function scopesOf(event: CountedEvent, keys: ScopeKeys): Scope[] {
+  const key = ScopeKeys.key;
+  const org = keys.of(event.orgId);
+  const reporter = keys.pair(org, keys.of(event.agentId ?? ""));
+  const role = keys.of(event.sourceRole);
   const scopes: Scope[] = [
-    { key: `${session}|r|${event.orgId}`, bit: 8 },
-    { key: `${session}|a|${reporter}`, bit: 16 },
-    { key: `${session}|rr|${event.orgId}|${event.sourceRole}`, bit: 32 },
-    { key: `${session}|ar|${reporter}|${event.sourceRole}`, bit: 64 },
+    { key: key(kind.r, org), bit: 8 },
+    { key: key(kind.a, reporter), bit: 16 },
+    { key: key(kind.rr, org, role), bit: 32 },
+    { key: key(kind.ar, reporter, role), bit: 64 },
   ];
   if (event.contentUrl !== null) {
+    const url = keys.of(event.contentUrl);
     scopes.push(
-      { key: `${session}|u|${event.contentUrl}`, bit: 1 },
-      { key: `${session}|ru|${event.orgId}|${event.contentUrl}`, bit: 2 },
-      { key: `${session}|au|${reporter}|${event.contentUrl}`, bit: 4 },
+      { key: key(kind.u, url), bit: 1 },
+      { key: key(kind.ru, org, url), bit: 2 },
+      { key: key(kind.au, reporter, url), bit: 4 },
     );
   }
-  for (const { labels, domain } of domainSuffixes(event.contentHost)) {
+  for (const { labels, id: domain } of keys.domainsOf(event.contentHost)) {
     scopes.push(
-      { key: `${session}|d|${domain}`, flag: "firstDomain", labels },
-      { key: `${session}|dr|${domain}|${event.sourceRole}`, flag: "firstDomainRole", labels },
-      { key: `${session}|da|${domain}|${reporter}`, flag: "firstDomainReporter", labels },
+      { key: key(kind.d, domain), flag: "firstDomain", labels },
+      { key: key(kind.dr, domain, role), flag: "firstDomainRole", labels },
+      { key: key(kind.da, domain, reporter), flag: "firstDomainReporter", labels },
     );
   }
   return scopes;
 }
 
 /** The scopes whose flag the event holds. */
-const heldScopes = (event: HeldEvent) =>
-  scopesOf(event).filter((scope) =>
+const heldScopes = (event: HeldEvent, keys: ScopeKeys) =>
+  scopesOf(event, keys).filter((scope) =>
     "bit" in scope
       ? (event.flags.firstIn & scope.bit) !== 0
       : event.flags[scope.flag] !== 0 && scope.labels >= event.flags[scope.flag],
@@ -110,23 +172,36 @@ export function takeFirsts(
   held: readonly HeldEvent[],
   arriving: readonly CountedEvent[],
 ): { arrivingFlags: Flags[]; changed: { event: HeldEvent; flags: Flags }[] } {
-  const firsts = new Map<string, CountedEvent>();
-  const heldScopesOf = held.map(heldScopes);
+  const keys = new ScopeKeys();
+  // Per session, the first event of each scope.
+  const firsts = new Map<string, Map<number, CountedEvent>>();
+  const firstsIn = (session: string) => {
+    let scopes = firsts.get(session);
+    if (!scopes) {
+      scopes = new Map();
+      firsts.set(session, scopes);
+    }
+    return scopes;
+  };
+  const heldScopesOf = held.map((event) => heldScopes(event, keys));
   held.forEach((event, i) => {
-    for (const scope of heldScopesOf[i] as Scope[]) firsts.set(scope.key, event);
+    const scopes = firstsIn(event.sessionId);
+    for (const scope of heldScopesOf[i] as Scope[]) scopes.set(scope.key, event);
   });
-  const arrivingScopesOf = arriving.map(scopesOf);
+  const arrivingScopesOf = arriving.map((event) => scopesOf(event, keys));
   arriving.forEach((event, i) => {
+    const scopes = firstsIn(event.sessionId);
     for (const { key } of arrivingScopesOf[i] as Scope[]) {
-      const known = firsts.get(key);
-      if (!known || earlier(event, known)) firsts.set(key, event);
+      const known = scopes.get(key);
+      if (!known || earlier(event, known)) scopes.set(key, event);
     }
   });
 
   const flagsOf = (event: CountedEvent, scopes: Scope[]): Flags => {
     const flags = { ...noFlags };
+    const sessionFirsts = firsts.get(event.sessionId);
     for (const scope of scopes) {
-      if (firsts.get(scope.key) !== event) continue;
+      if (sessionFirsts?.get(scope.key) !== event) continue;
       if ("bit" in scope) flags.firstIn |= scope.bit;
       // The coarsest domain: the smallest label count whose domain the event is first in.
       else if (flags[scope.flag] === 0 || scope.labels < flags[scope.flag]) flags[scope.flag] = scope.labels;
