@@ -14,7 +14,8 @@
  *     (no session counting) as fast as COPY takes them;
  *  2. saturation: `concurrency` clients post `batch`-event documents back to back;
  *     with it, and with COPY, the CPU time spent per 1,000 events by the service
- *     process and (a server on this machine) the database's backends;
+ *     process, (a server on this machine) the database's backends, and this
+ *     process, which shares the cores;
  *  3. half that rate, open loop (requests on a fixed schedule, whatever the earlier
  *     ones are doing): the latency an emitter sees below saturation;
  *  4. offered against accepted at 0.5, 1, 2 and 4 times saturation (open loop):
@@ -294,6 +295,8 @@ async function cpuMsOf(pid: number): Promise<number | undefined> {
 
 interface CpuSnapshot {
   service: number;
+  /** This process, which generates the traffic and the COPY rows on the same cores. */
+  client: number;
   /**
    * Per backend of the bench database alive at the snapshot; absent on the embedded
    * engine (it runs in the service) or a server elsewhere.
@@ -301,9 +304,15 @@ interface CpuSnapshot {
   backends?: Map<number, number>;
 }
 
+const clientCpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
 async function cpuSnapshot(): Promise<CpuSnapshot> {
+  const client = clientCpuMs();
   const serviceMs = (await cpuMsOf(service.pid)) ?? 0;
-  if (!scratch) return { service: serviceMs };
+  if (!scratch) return { service: serviceMs, client };
   const pids = await sql<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`;
   const backends = new Map<number, number>();
   for (const { pid } of pids) {
@@ -311,12 +320,12 @@ async function cpuSnapshot(): Promise<CpuSnapshot> {
     const comm = await readFile(`/proc/${pid}/comm`, "utf8").catch(() => undefined);
     if (comm === undefined) continue;
     // Another program under a backend's pid: the server is elsewhere.
-    if (comm.trim() !== "postgres") return { service: serviceMs };
+    if (comm.trim() !== "postgres") return { service: serviceMs, client };
     const used = await cpuMsOf(pid);
     if (used !== undefined) backends.set(pid, used);
   }
   // The bench's own connection is always one of them when the server is here.
-  return backends.size > 0 ? { service: serviceMs, backends } : { service: serviceMs };
+  return backends.size > 0 ? { service: serviceMs, client, backends } : { service: serviceMs, client };
 }
 
 /**
@@ -326,10 +335,13 @@ async function cpuSnapshot(): Promise<CpuSnapshot> {
 function cpuPerThousand(before: CpuSnapshot, after: CpuSnapshot, events: number): string {
   const per = (used: number) => `${((1000 * used) / events).toFixed(1)} ms`;
   const service = `service ${per(after.service - before.service)}`;
-  if (!after.backends) return scratch ? `${service}, database not on this machine` : `${service} (engine included)`;
+  const client = `bench client ${per(after.client - before.client)}`;
+  if (!after.backends) {
+    return scratch ? `${service}, database not on this machine, ${client}` : `${service} (engine included), ${client}`;
+  }
   let database = 0;
   for (const [pid, used] of after.backends) database += used - (before.backends?.get(pid) ?? 0);
-  return `${service}, database ${per(database)}`;
+  return `${service}, database ${per(database)}, ${client}`;
 }
 
 function peakRss(pid: number): Promise<number> {
