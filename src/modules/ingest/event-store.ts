@@ -150,9 +150,10 @@ function domainFirstsOf(events: readonly CountedEvent[]) {
   const keys = new ScopeKeys();
   const earliest = new Map<number, { domain: string; event: CountedEvent }>();
   for (const event of events) {
-    const reporter = keys.pair(keys.of(event.orgId), keys.of(event.agentId ?? ""));
-    const within = keys.pair(keys.of(event.sessionId), keys.pair(keys.of(event.sourceRole), reporter));
+    const reporterAgent = keys.pair(keys.of(event.orgId), keys.of(event.agentId ?? ""));
+    const within = keys.pair(keys.of(event.sessionId), keys.pair(keys.of(event.sourceRole), reporterAgent));
     for (const { domain, id } of keys.domainsOf(event.contentHost)) {
+      // This map holds domain firsts alone, so their keys need no kind of their own.
       const key = ScopeKeys.key(0, id, within);
       const known = earliest.get(key);
       if (!known || event.timeUs < known.event.timeUs) earliest.set(key, { domain, event });

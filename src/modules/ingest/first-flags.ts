@@ -115,34 +115,45 @@ const domainFlagNames = ["firstDomain", "firstDomainRole", "firstDomainReporter"
 
 type Scope = { key: number; bit: number } | { key: number; flag: (typeof domainFlagNames)[number]; labels: number };
 
-/** The kinds of scope, the first part of a scope's key. */
-const kind = { r: 0, a: 1, rr: 2, ar: 3, u: 4, ru: 5, au: 6, d: 7, dr: 8, da: 9 } as const;
+/** The kinds of scope (the header's list), the first part of a scope's key. */
+const kind = {
+  reporter: 0,
+  reporterAgent: 1,
+  reporterRole: 2,
+  reporterAgentRole: 3,
+  url: 4,
+  reporterUrl: 5,
+  reporterAgentUrl: 6,
+  domain: 7,
+  domainRole: 8,
+  domainReporterAgent: 9,
+} as const;
 
 /** Every scope the event belongs to, keyed within its session. */
 function scopesOf(event: CountedEvent, keys: ScopeKeys): Scope[] {
   const key = ScopeKeys.key;
   const org = keys.of(event.orgId);
-  const reporter = keys.pair(org, keys.of(event.agentId ?? ""));
+  const reporterAgent = keys.pair(org, keys.of(event.agentId ?? ""));
   const role = keys.of(event.sourceRole);
   const scopes: Scope[] = [
-    { key: key(kind.r, org), bit: 8 },
-    { key: key(kind.a, reporter), bit: 16 },
-    { key: key(kind.rr, org, role), bit: 32 },
-    { key: key(kind.ar, reporter, role), bit: 64 },
+    { key: key(kind.reporter, org), bit: 8 },
+    { key: key(kind.reporterAgent, reporterAgent), bit: 16 },
+    { key: key(kind.reporterRole, org, role), bit: 32 },
+    { key: key(kind.reporterAgentRole, reporterAgent, role), bit: 64 },
   ];
   if (event.contentUrl !== null) {
     const url = keys.of(event.contentUrl);
     scopes.push(
-      { key: key(kind.u, url), bit: 1 },
-      { key: key(kind.ru, org, url), bit: 2 },
-      { key: key(kind.au, reporter, url), bit: 4 },
+      { key: key(kind.url, url), bit: 1 },
+      { key: key(kind.reporterUrl, org, url), bit: 2 },
+      { key: key(kind.reporterAgentUrl, reporterAgent, url), bit: 4 },
     );
   }
   for (const { labels, id: domain } of keys.domainsOf(event.contentHost)) {
     scopes.push(
-      { key: key(kind.d, domain), flag: "firstDomain", labels },
-      { key: key(kind.dr, domain, role), flag: "firstDomainRole", labels },
-      { key: key(kind.da, domain, reporter), flag: "firstDomainReporter", labels },
+      { key: key(kind.domain, domain), flag: "firstDomain", labels },
+      { key: key(kind.domainRole, domain, role), flag: "firstDomainRole", labels },
+      { key: key(kind.domainReporterAgent, domain, reporterAgent), flag: "firstDomainReporter", labels },
     );
   }
   return scopes;
