@@ -52,7 +52,7 @@ describe("aggregate refresh job", () => {
   test("the service schedules its jobs and the engine's upkeep: stand-ins on the embedded engine, none on a server", async () => {
     const { ctx, db } = await testRuntime();
     const upkeep = db.maintenance.map((job) => job.name);
-    expect(upkeep).toEqual(db.kind === "embedded" ? ["refresh-aggregates", "events-compression"] : []);
+    expect(upkeep).toEqual(db.kind === "embedded" ? ["refresh-aggregates", "compression"] : []);
     const jobs = startJobs(ctx);
     try {
       const own = [
