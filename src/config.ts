@@ -41,7 +41,7 @@ const ConfigSchema = T.Object({
   READ_STATEMENT_TIMEOUT_MS: T.Integer({ minimum: 0, maximum: 3_600_000, default: 30_000 }),
   /** Seconds to wait for in-flight requests on SIGTERM/SIGINT before closing anyway. */
   SHUTDOWN_GRACE_SECONDS: T.Integer({ minimum: 0, maximum: 300, default: 10 }),
-  /** Cron pattern for compressing old events chunks when the embedded engine is in use (a server runs the policy itself). */
+  /** Cron pattern for the compression policies (old chunks of events and hour-level rollups) on the embedded engine (a server runs them itself). */
   EVENTS_COMPRESSION_CRON: T.String({ minLength: 1, default: "17 * * * *" }),
   /** Cron pattern for refreshing continuous aggregates when the embedded engine is in use. */
   AGGREGATE_REFRESH_CRON: T.String({ minLength: 1, default: "*/1 * * * *" }),

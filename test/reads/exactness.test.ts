@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { refreshAggregates } from "../../src/db/maintenance.ts";
+import { refreshAggregates, runCompressionPolicies } from "../../src/db/maintenance.ts";
 import { registerDomain, verifyDomain } from "../../src/modules/domains/service.ts";
 import { type Level, levels } from "../../src/modules/reads/plan.ts";
 import { insertEvents, type TestEvent } from "../support/events.ts";
@@ -259,6 +259,14 @@ describe("reads are exact", () => {
     // Materialised up to the current bucket of each level: the watermarks sit at
     // this hour, today, this Monday, the 1st of this month and of this quarter.
     expect(await refreshAggregates(sql)).toBe(true);
+    // Then the compression policies: events and hour-level rollups 30 days old are
+    // read compressed (sql/003, sql/069).
+    expect(await runCompressionPolicies(sql)).toBe(true);
+    const [compressed] = await sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM timescaledb_information.chunks c
+      JOIN timescaledb_information.continuous_aggregates a ON a.materialization_hypertable_name = c.hypertable_name
+      WHERE a.view_name = 'events_by_url_hour' AND c.is_compressed`;
+    expect(compressed?.n).toBeGreaterThan(0);
     const at = (ms: number) => new Date(ms);
     const startOf = (level: Level, ms: number) => level.floor(ms);
     const edges: ReferenceRange[] = [
@@ -270,8 +278,10 @@ describe("reads are exact", () => {
     ];
     await expectExact(readers, [...edges, ...randomRanges(2, from, now)]);
 
-    // New events: above the hour's watermark, and below the others (their buckets go stale).
+    // New events: above the hour's watermark, and below the others (their buckets go
+    // stale); and late ones into compressed chunks of the events and of the hours.
     await insertEvents(sql, randomEvents(150, hosts, platforms, now - 10 * 86_400_000, Date.now()));
+    await insertEvents(sql, randomEvents(60, hosts, platforms, from, now - 150 * 86_400_000));
     await expectExact(readers, [...edges, ...randomRanges(2, from, now)]);
 
     expect(await refreshAggregates(sql)).toBe(true);
