@@ -92,14 +92,17 @@ const refreshedElsewhere = async (error: unknown) =>
 /**
  * A compression policy run fails when a chunk it chose was compressed meanwhile,
  * but also when a chunk fails for any other reason: it is the scheduler's work
- * only if the scheduler is running the job or ran it since `since`, beside ours (a
- * run_job call leaves the job's statistics alone). The embedded engine has no
- * scheduler, so there a failure is never retried.
+ * only if the scheduler's last run of the job has not finished yet, or finished
+ * since `since`, beside ours (a run_job call leaves the job's statistics alone).
+ * A failed run's end is recorded a moment after its failure, and until then its
+ * duration is unknown (job_stats' job_status already says it is not running).
+ * The embedded engine has no scheduler, so there a failure is never retried.
  */
 const compressedElsewhere = (conn: Sql, jobId: number, since: Date) => async (error: unknown) => {
   if (!(error instanceof postgres.PostgresError) || error.message !== compressionPolicyFailure) return false;
   const [job] = await conn<{ scheduled: boolean }[]>`
-    SELECT job_status = 'Running' OR last_run_started_at + last_run_duration >= ${since} AS scheduled
+    SELECT last_run_started_at IS NOT NULL
+       AND (last_run_duration IS NULL OR last_run_started_at + last_run_duration >= ${since}) AS scheduled
     FROM timescaledb_information.job_stats WHERE job_id = ${jobId}::int`;
   return job?.scheduled === true;
 };

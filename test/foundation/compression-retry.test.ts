@@ -19,20 +19,38 @@ async function eventsChunkAt(sql: Sql, time: Date): Promise<string> {
   return chunk.name;
 }
 
-async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+/**
+ * Runs of compression policy `job` that `holder` blocks: ours, from a client
+ * session, and the scheduler's, in a background worker named after the job.
+ */
+async function blockedRuns(watcher: Sql, holder: number, job: number) {
+  const [runs] = await watcher<{ clients: number; schedulers: number }[]>`
+    SELECT count(*) FILTER (WHERE backend_type = 'client backend')::int AS clients,
+           count(*) FILTER (WHERE backend_type = format('Columnstore Policy [%s]', ${job}::int))::int AS schedulers
+    FROM pg_stat_activity
+    WHERE datname = current_database() AND query LIKE '%policy_compression%'
+      AND ${holder}::int = ANY (pg_blocking_pids(pid))`;
+  return runs ?? { clients: 0, schedulers: 0 };
+}
+
+/** Waits until `holder` blocks `clients` runs of `job` of ours and `schedulers` of TimescaleDB's. */
+async function untilBlocked(watcher: Sql, holder: number, job: number, want: { clients: number; schedulers: number }) {
   const deadline = Date.now() + 30_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+  for (;;) {
+    const runs = await blockedRuns(watcher, holder, job);
+    if (runs.clients === want.clients && runs.schedulers === want.schedulers) return;
+    if (Date.now() > deadline) {
+      // What this database's sessions were doing, so a failure says why.
+      const sessions = await watcher`
+        SELECT pid, backend_type, state, wait_event_type, wait_event, pg_blocking_pids(pid) AS blockers, left(query, 80) AS query
+        FROM pg_stat_activity WHERE datname = current_database()`;
+      throw new Error(
+        `timed out waiting for ${JSON.stringify(want)} blocked by ${holder}; sessions: ${JSON.stringify(sessions)}`,
+      );
+    }
     await Bun.sleep(100);
   }
 }
-
-/** Sessions of this database waiting for a lock: a compression blocked behind the holder's. */
-const waitingOnLocks = async (watcher: Sql) => {
-  const [row] = await watcher<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`;
-  return row?.n ?? 0;
-};
 
 // Tests and benchmarks run the compression policies on a server too, beside
 // TimescaleDB's scheduler (src/db/maintenance.ts). A chunk compressed by another
@@ -46,14 +64,17 @@ test.skipIf(!testServerUrl)(
     const watcher = connect(db.url, 1);
     const holder = await sql.reserve();
     try {
+      const [session] = await holder<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+      const holderPid = session?.pid as number;
       await migrate(sql, createLogger("error"));
       const [events] = await sql<{ job_id: number }[]>`
         SELECT job_id FROM timescaledb_information.jobs WHERE proc_name = 'policy_compression' AND hypertable_name = 'events'`;
       const job = events?.job_id as number;
-      // The scheduler's own runs only where this test starts them.
+      // The scheduler's own runs only where this test starts them: its refresh
+      // policies, too, would wait for the chunk being compressed.
       await sql`
         SELECT alter_job(job_id, scheduled => false) FROM timescaledb_information.jobs
-        WHERE proc_name = 'policy_compression'`;
+        WHERE proc_name IN ('policy_compression', 'policy_refresh_continuous_aggregate')`;
       const reporter = await createOrganization(sql, { name: "compression retry", orgType: "platform" });
       // Each time, one chunk due for compression: a run that compresses none fails.
       const first = new Date(Date.now() - 60 * day);
@@ -68,7 +89,7 @@ test.skipIf(!testServerUrl)(
         () => undefined,
         (error: Error) => error,
       );
-      await until("the run waits for the chunk", async () => (await waitingOnLocks(watcher)) === 1);
+      await untilBlocked(watcher, holderPid, job, { clients: 1, schedulers: 0 });
       await holder`COMMIT`;
       expect((await alone)?.message).toBe("columnstore policy failure");
       expect(Date.now() - started).toBeLessThan(30_000);
@@ -80,9 +101,9 @@ test.skipIf(!testServerUrl)(
       await holder`BEGIN`;
       await holder`SELECT compress_chunk(${await eventsChunkAt(sql, second)}::regclass)`;
       await sql`SELECT alter_job(${job}::int, scheduled => true, next_start => now())`;
-      await until("the scheduler's run waits for the chunk", async () => (await waitingOnLocks(watcher)) === 1);
+      await untilBlocked(watcher, holderPid, job, { clients: 0, schedulers: 1 });
       const beside = runCompressionPolicies(sql);
-      await until("both runs wait for the chunk", async () => (await waitingOnLocks(watcher)) === 2);
+      await untilBlocked(watcher, holderPid, job, { clients: 1, schedulers: 1 });
       await holder`COMMIT`;
       expect(await beside).toBe(true);
       const [left] = await sql<{ n: number }[]>`
