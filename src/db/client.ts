@@ -30,7 +30,8 @@ export function connect(url: string, max: number): Sql {
     onnotice: () => {},
     connect_timeout: 5,
     max,
-    connection: { application_name: "content-telemetry" },
+    // JIT compiles statements over many compressed chunks for seconds, whatever they read (sql/070).
+    connection: { application_name: "content-telemetry", jit: "off" },
   });
 }
 
