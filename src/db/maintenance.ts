@@ -114,13 +114,15 @@ const compressedElsewhere = (conn: Sql, jobId: number, since: Date) => async (er
  */
 export function runCompressionPolicies(sql: Sql): Promise<boolean> {
   return underSessionLock(sql, compressionLockKey, async (conn) => {
-    const jobs = await conn<{ job_id: number; started: Date }[]>`
-      SELECT job_id, now() AS started FROM timescaledb_information.jobs
-      WHERE proc_name = 'policy_compression' ORDER BY job_id`;
-    for (const { job_id, started } of jobs) {
+    const jobs = await conn<{ job_id: number }[]>`
+      SELECT job_id FROM timescaledb_information.jobs WHERE proc_name = 'policy_compression' ORDER BY job_id`;
+    for (const { job_id } of jobs) {
+      // Each run's own start, on the server's clock: a scheduler run that ended
+      // before it was not beside it.
+      const [run] = await conn<{ started: Date }[]>`SELECT now() AS started`;
       await retryWhileDoneElsewhere(
         () => conn`CALL run_job(${job_id}::int)`,
-        compressedElsewhere(conn, job_id, started),
+        compressedElsewhere(conn, job_id, run?.started as Date),
       );
     }
   });
