@@ -182,10 +182,16 @@ type StoredLevel = [orgId: string, name: string, level: PrivacyLevel];
 function storedLevels(sql: Queryable, plans: readonly WritePlan[]) {
   const wanted = plans.flatMap((plan) => (plan.turns?.sessionNames ?? []).map((name) => ({ orgId: plan.orgId, name })));
   if (wanted.length === 0) return sql`'[]'::json`;
+  // One lookup per name through sessions_org_name (LIMIT 1 keeps the subquery from
+  // being flattened into a join): planned as a join, a stale estimate of a growing
+  // sessions table made it a scan of every session, 1 to 8 ms a write (bench:ingest).
   return sql`(
-    SELECT coalesce(json_agg(json_build_array(l.org_id, ${sessionName(sql, "l")}, l.privacy_level)), '[]')
+    SELECT coalesce(json_agg(json_build_array(w.org_id, w.name, l.privacy_level)), '[]')
     FROM unnest(${wanted.map((w) => w.orgId)}::uuid[], ${wanted.map((w) => w.name)}::uuid[]) AS w (org_id, name)
-    JOIN sessions l ON l.org_id = w.org_id AND ${sessionName(sql, "l")} = w.name)`;
+    CROSS JOIN LATERAL (
+      SELECT privacy_level FROM sessions
+      WHERE org_id = w.org_id AND ${sessionName(sql)} = w.name LIMIT 1
+    ) l)`;
 }
 
 function settleTurns(plans: readonly WritePlan[], levels: readonly StoredLevel[]): void {
