@@ -79,15 +79,26 @@ export async function listEvents(
     filter.signature_status === undefined
       ? (await countBreakdowns(sql, resolved, range, ["type"])).reduce((sum, row) => sum + count(row.n), 0)
       : count((await sql`SELECT count(*) AS n FROM events WHERE ${inRange} ${filterOf(sql, filter)}`)[0]?.n);
-  const rows = await sql<(EventRow & { session_name: string | null })[]>`${withSessionNames(
-    sql,
-    sql`
-      SELECT ${eventColumns(sql)} FROM events
-      WHERE ${inRange} ${filterOf(sql, filter)}
-      ORDER BY event_time DESC, event_id DESC, org_id DESC
-      LIMIT ${limit} OFFSET ${offset}`,
-    sql`page.event_timestamp DESC, page.event_id DESC, page.platform_id DESC`,
-  )}`;
+  // First the time of the page's oldest possible event, through the time index
+  // alone; the page then reads from that time on (ties at it included), with the
+  // time as a value that leaves out every older chunk. Ordered by event id and
+  // reporter too in one statement, a range longer than a chunk had the newest
+  // chunk sorted whole (a year of 20 million events: 290 ms, README "Reads").
+  const [edge] = await sql<{ from: string | null }[]>`
+    SELECT min(event_time)::text AS from FROM (
+      SELECT event_time FROM events WHERE ${inRange} ${filterOf(sql, filter)}
+      ORDER BY event_time DESC LIMIT ${offset + limit}) newest`;
+  const rows = edge?.from
+    ? await sql<(EventRow & { session_name: string | null })[]>`${withSessionNames(
+        sql,
+        sql`
+          SELECT ${eventColumns(sql)} FROM events
+          WHERE ${inRange} AND event_time >= ${edge.from}::timestamptz ${filterOf(sql, filter)}
+          ORDER BY event_time DESC, event_id DESC, org_id DESC
+          LIMIT ${limit} OFFSET ${offset}`,
+        sql`page.event_timestamp DESC, page.event_id DESC, page.platform_id DESC`,
+      )}`
+    : [];
   return { items: rows.map(toEventItem), total, limit, offset };
 }
 
