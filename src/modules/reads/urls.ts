@@ -8,15 +8,22 @@ import type { ReadScope } from "./scope.ts";
 interface PageRow {
   total: string;
   content_url: string | null;
-  total_events: string | null;
-  unique_sessions: string | null;
-  last_seen: Date | null;
+}
+
+/** A page URL's figures, added up from its rows by event type. */
+interface UrlFigures {
+  total_events: number;
+  unique_sessions: number;
+  event_types: { event_type: string; count: number }[];
+  last_seen: Date;
 }
 
 interface TypeRow {
   content_url: string;
   event_type: string;
   n: string;
+  sessions: string;
+  last_seen: Date;
 }
 
 /**
@@ -30,8 +37,6 @@ const families: Record<ReadScope["view"], { rank: RollupFamily; types: RollupFam
   reporter: { rank: "events_by_reporter_url", types: "events_by_reporter_url" },
 };
 
-const rankColumn = { events: "total_events", sessions: "unique_sessions" } as const;
-
 export interface UrlPageRequest {
   limit: number;
   offset: number;
@@ -42,10 +47,12 @@ export interface UrlPageRequest {
 }
 
 /**
- * URL metrics by total_events descending, then URL (byte order); sessions counted
- * beside the events. Two statements (the ranked page, then its event types): run
- * it inside one snapshot (the route's withStatementTimeout transaction), so the
- * page's event types add up to its totals.
+ * URL metrics by total_events (or unique_sessions) descending, then URL (byte
+ * order). Two statements: the ranked page, adding up only what ranks the URLs over
+ * every URL of the range; then, for the page's URLs alone, their events by type,
+ * sessions and latest event. Run it inside one snapshot (the route's
+ * withStatementTimeout transaction), so the second statement's figures are those
+ * the first ranked by.
  */
 export async function listUrls(
   sql: Sql,
@@ -62,26 +69,27 @@ export async function listUrls(
   // or coarser pieces, each holding a row for most URLs, one aggregate over their
   // rows wins (a year 260 to 140 ms); hours alone are cheaper added up piece by piece.
   const rows = pieces.some((piece) => piece.level !== "hour" && piece.level !== "raw") ? "rows" : "grouped";
+  // Only the ranking measure: a year's ranking adds up about 200,000 rows, and the
+  // sessions and latest event beside the events cost it 12 to 18% (docs/benchmarks.md).
+  const ranking = sort === "events" ? eventCount(sql) : resolved.urlSessions;
   const perUrl = unionOfPieces(
     sql,
     rank,
     pieces,
     (source, inRange) => sql`
-      SELECT content_url, ${source.measure(eventCount(sql))} AS n,
-             ${source.measure(resolved.urlSessions)} AS sessions, ${source.lastSeen} AS last_seen
+      SELECT content_url, ${source.measure(ranking)} AS n
       FROM ${source.table} WHERE ${resolved.events} AND ${matching} AND ${inRange}
       ${source.groupBy(sql`content_url`)}`,
     rows,
   );
   const page = await sql<PageRow[]>`
     WITH per_url AS (
-      SELECT content_url, sum(n) AS total_events, sum(sessions) AS unique_sessions, max(last_seen) AS last_seen
-      FROM (${perUrl}) pieces GROUP BY content_url
+      SELECT content_url, sum(n) AS n FROM (${perUrl}) pieces GROUP BY content_url
     ), page AS (
-      SELECT * FROM per_url ORDER BY ${sql(rankColumn[sort])} DESC, content_url COLLATE "C" LIMIT ${limit} OFFSET ${offset}
+      SELECT * FROM per_url ORDER BY n DESC, content_url COLLATE "C" LIMIT ${limit} OFFSET ${offset}
     )
-    SELECT totals.total, page.* FROM (SELECT count(*) AS total FROM per_url) totals LEFT JOIN page ON true
-    ORDER BY page.${sql(rankColumn[sort])} DESC, page.content_url COLLATE "C"`;
+    SELECT totals.total, page.content_url FROM (SELECT count(*) AS total FROM per_url) totals LEFT JOIN page ON true
+    ORDER BY page.n DESC, page.content_url COLLATE "C"`;
   const urls = page.flatMap((row) => (row.content_url === null ? [] : [row.content_url]));
   const onPage = sql`content_url = ANY (${sql.array(urls)}::text[])`;
   // The rollups' URL index is on this hash and the bucket (sql/068).
@@ -92,7 +100,8 @@ export async function listUrls(
     types,
     plan(resolved, types, range, allLevels),
     (source, inRange) => sql`
-      SELECT content_url, event_type, ${source.measure(eventCount(sql))} AS n
+      SELECT content_url, event_type, ${source.measure(eventCount(sql))} AS n,
+             ${source.measure(resolved.urlSessions)} AS sessions, ${source.lastSeen} AS last_seen
       FROM ${source.table}
       WHERE ${resolved.events} AND ${source.raw ? onPage : onPageByKey} AND ${inRange}
       ${source.groupBy(sql`content_url, event_type`)}`,
@@ -101,29 +110,26 @@ export async function listUrls(
     urls.length === 0
       ? []
       : await sql<TypeRow[]>`
-          SELECT content_url, event_type, sum(n) AS n FROM (${perType}) pieces
+          SELECT content_url, event_type, sum(n) AS n, sum(sessions) AS sessions, max(last_seen) AS last_seen
+          FROM (${perType}) pieces
           GROUP BY content_url, event_type ORDER BY sum(n) DESC, event_type COLLATE "C"`;
 
-  const typesOf = new Map<string, { event_type: string; count: number }[]>();
+  const figuresOf = new Map<string, UrlFigures>();
   for (const row of typeRows) {
-    const list = typesOf.get(row.content_url) ?? [];
-    list.push({ event_type: row.event_type, count: count(row.n) });
-    typesOf.set(row.content_url, list);
+    const known = figuresOf.get(row.content_url);
+    const figures = known ?? { total_events: 0, unique_sessions: 0, event_types: [], last_seen: row.last_seen };
+    figures.total_events += count(row.n);
+    figures.unique_sessions += count(row.sessions);
+    figures.event_types.push({ event_type: row.event_type, count: count(row.n) });
+    if (row.last_seen > figures.last_seen) figures.last_seen = row.last_seen;
+    figuresOf.set(row.content_url, figures);
   }
   return {
-    items: page.flatMap((row) =>
-      row.content_url === null
-        ? []
-        : [
-            {
-              content_url: row.content_url,
-              total_events: count(row.total_events),
-              unique_sessions: count(row.unique_sessions),
-              event_types: typesOf.get(row.content_url) ?? [],
-              last_seen: iso(row.last_seen as Date),
-            },
-          ],
-    ),
+    items: urls.map((url) => {
+      const figures = figuresOf.get(url);
+      if (!figures) throw new Error(`ranked URL ${url} has no figures of its own`);
+      return { content_url: url, ...figures, last_seen: iso(figures.last_seen) };
+    }),
     total: count(page[0]?.total),
     limit,
     offset,
