@@ -8,8 +8,14 @@ import type { Sql } from "./sql.ts";
  * read in two statements (a page, then its breakdown) add up.
  */
 export async function withStatementTimeout<T>(sql: Sql, timeoutMs: number, work: (sql: Sql) => Promise<T>): Promise<T> {
-  const result = await sql.begin("isolation level repeatable read read only", async (tx) => {
-    await tx`SELECT set_config('statement_timeout', ${String(timeoutMs)}, true)`;
+  const result = await sql.begin("isolation level repeatable read read only", (tx) => {
+    // Sent now, ahead of work's first statement, without waiting for its answer: a
+    // transaction's statements run in the order sent, and should it fail, the
+    // statements behind it fail too (postgres.js rethrows its error). BEGIN itself
+    // still waits for its answer: sending it ahead takes a reserved connection, which
+    // postgres.js 3.4.9 cannot recover once its backend dies (porsager/postgres#1199;
+    // requests hung in test/faults/server-restart.test.ts).
+    tx`SELECT set_config('statement_timeout', ${String(timeoutMs)}, true)`.execute();
     // A transaction answers every query a pool does; the reads take the pool type.
     return work(tx as unknown as Sql);
   });

@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { ProblemError } from "../../src/core/problem.ts";
+import { connect } from "../../src/db/client.ts";
 import { withStatementTimeout } from "../../src/db/statement-timeout.ts";
 import { problemFor } from "../../src/http/errors.ts";
 import { testRuntime } from "../support/runtime.ts";
@@ -29,3 +30,22 @@ test.skipIf(!onServer)(
     expect(after?.statement_timeout).toBe("0");
   },
 );
+
+// The timeout's setting is sent without waiting for its answer (statement-timeout.ts).
+// A read whose parameters are refused throws before its first statement: its
+// connection must still go back to the pool with no transaction open.
+test("a read refused before its first statement leaves its connection outside any transaction", async () => {
+  const { db } = await testRuntime();
+  const sql = connect(db.url, 1);
+  try {
+    const refused = (): Promise<never> => {
+      throw new Error("refused before any statement");
+    };
+    await expect(withStatementTimeout(sql, 1000, refused)).rejects.toThrow("refused before any statement");
+    const [after] = await sql<{ read_only: string; timeout: string }[]>`
+      SELECT current_setting('transaction_read_only') AS read_only, current_setting('statement_timeout') AS timeout`;
+    expect(after).toEqual({ read_only: "off", timeout: "0" });
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+});

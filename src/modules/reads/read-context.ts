@@ -49,7 +49,13 @@ export interface Resolved {
 const labelsOf = (domain: string) => domain.split(".").length;
 
 export async function resolve(sql: Sql, scope: ReadScope): Promise<Resolved> {
-  const stale = await loadStaleRanges(sql);
+  const covering = scope.view === "owner" ? coveringDomains(scope.domains) : [];
+  // Sent together: a read's statements share one connection, and these two need
+  // nothing of each other, so the second need not wait for the first's answer.
+  const [stale, hosts] = await Promise.all([
+    loadStaleRanges(sql),
+    scope.view === "owner" ? hostsUnder(sql, covering) : [],
+  ]);
   if (scope.view === "reporter") {
     const agent = scope.agentId === null ? sql`` : sql`AND agent_id = ${scope.agentId}`;
     const { reporter, agent: agentBit, reporterRole, agentRole, reporterUrl, agentUrl } = firstBits;
@@ -69,8 +75,6 @@ export async function resolve(sql: Sql, scope: ReadScope): Promise<Resolved> {
       stale,
     };
   }
-  const covering = coveringDomains(scope.domains);
-  const hosts = await hostsUnder(sql, covering);
   const events = hosts.length > 0 ? sql`content_host = ANY (${sql.array(hosts)}::text[])` : sql`false`;
   const labels = covering.length === 1 ? labelsOf(covering[0] as string) : 0;
   return {

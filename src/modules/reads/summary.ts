@@ -89,9 +89,11 @@ export async function countBreakdowns(
 
 export async function summarize(sql: Sql, scope: ReadScope, range: Range) {
   const resolved = await resolve(sql, scope);
-  // One after the other: the embedded engine has a single connection.
-  const rows = await countBreakdowns(sql, resolved, range);
-  const unionRows = "union" in resolved.sessions ? await unionSessions(sql, resolved.sessions.union, range) : [];
+  // Sent together on the read's one connection; PostgreSQL runs them in turn.
+  const [rows, unionRows] = await Promise.all([
+    countBreakdowns(sql, resolved, range),
+    "union" in resolved.sessions ? unionSessions(sql, resolved.sessions.union, range) : [],
+  ]);
 
   const byType = new Map<string, number>();
   const byRole = new Map<string, number>();

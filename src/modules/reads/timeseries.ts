@@ -37,10 +37,12 @@ export async function timeseries(sql: Sql, scope: ReadScope, range: Range, inter
       FROM ${source.table} WHERE ${filter(source)} AND ${inRange}
       ${source.groupBy(sql`b, event_type`)}`;
   });
-  const eventRows = await sql<BucketRow[]>`
-    SELECT b, event_type, sum(n) AS n, sum(sessions) AS sessions FROM (${union}) pieces GROUP BY b, event_type`;
-  const unionRows =
-    "union" in resolved.sessions ? await unionSessions(sql, resolved.sessions.union, range, interval) : [];
+  // Sent together on the read's one connection; PostgreSQL runs them in turn.
+  const [eventRows, unionRows] = await Promise.all([
+    sql<BucketRow[]>`
+      SELECT b, event_type, sum(n) AS n, sum(sessions) AS sessions FROM (${union}) pieces GROUP BY b, event_type`,
+    "union" in resolved.sessions ? unionSessions(sql, resolved.sessions.union, range, interval) : [],
+  ]);
 
   const buckets = new Map<number, { total_events: number; sessions: number; types: Map<string, number> }>();
   const bucketAt = (at: Date) => {
