@@ -1,6 +1,7 @@
 import postgres from "postgres";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
+import { underSessionLock } from "./session-lock.ts";
 import type { Sql } from "./sql.ts";
 
 /**
@@ -19,32 +20,13 @@ export interface MaintenanceJob {
 const refreshLockKey = 7_260_331_004;
 const compressionLockKey = 7_260_331_003;
 
-/** Runs `work` on one reserved session holding a session advisory lock; false when another session holds it. */
-async function underSessionLock(sql: Sql, key: number, work: (conn: Sql) => Promise<void>): Promise<boolean> {
-  // refresh_continuous_aggregate and run_job commit as they go: they run outside
-  // any transaction, on one session, so the lock is a session lock.
-  const conn = await sql.reserve();
-  try {
-    const [row] = await conn<{ locked: boolean }[]>`SELECT pg_try_advisory_lock(${key}) AS locked`;
-    if (!row?.locked) return false;
-    try {
-      await work(conn as unknown as Sql);
-      return true;
-    } finally {
-      await conn`SELECT pg_advisory_unlock(${key})`;
-    }
-  } finally {
-    conn.release();
-  }
-}
-
 /**
  * Refreshes every continuous aggregate up to the start of its current bucket (reads
  * take the open bucket from finer levels and raw rows), re-materialising any older
  * bucket that late rows invalidated. Returns false when another session is refreshing.
  */
 export function refreshAggregates(sql: Sql): Promise<boolean> {
-  return underSessionLock(sql, refreshLockKey, async (conn) => {
+  return underSessionLock(sql, refreshLockKey, { wait: false }, async (conn) => {
     const views = await conn<{ view: string; until: Date }[]>`
       SELECT format('%I.%I', ca.view_schema, ca.view_name) AS view,
              time_bucket(bf.bucket_width::interval, now()) AS until
@@ -58,6 +40,7 @@ export function refreshAggregates(sql: Sql): Promise<boolean> {
         refreshedElsewhere,
       );
     }
+    return true;
   });
 }
 
@@ -113,7 +96,7 @@ const compressedElsewhere = (conn: Sql, jobId: number, since: Date) => async (er
  * running them.
  */
 export function runCompressionPolicies(sql: Sql): Promise<boolean> {
-  return underSessionLock(sql, compressionLockKey, async (conn) => {
+  return underSessionLock(sql, compressionLockKey, { wait: false }, async (conn) => {
     const jobs = await conn<{ job_id: number }[]>`
       SELECT job_id FROM timescaledb_information.jobs WHERE proc_name = 'policy_compression' ORDER BY job_id`;
     for (const { job_id } of jobs) {
@@ -125,6 +108,7 @@ export function runCompressionPolicies(sql: Sql): Promise<boolean> {
         compressedElsewhere(conn, job_id, run?.started as Date),
       );
     }
+    return true;
   });
 }
 

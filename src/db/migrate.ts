@@ -2,6 +2,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import postgres from "postgres";
 import type { Logger } from "../log.ts";
+import { lostWith, underSessionLock } from "./session-lock.ts";
 import type { Sql } from "./sql.ts";
 import { DatabaseStartupError } from "./startup-errors.ts";
 
@@ -52,9 +53,7 @@ async function readMigrations(dir: string): Promise<Migration[]> {
  */
 export async function migrate(sql: Sql, log: Logger, dir = defaultMigrationsDir): Promise<string[]> {
   const migrations = await readMigrations(dir);
-  const conn = await sql.reserve();
-  try {
-    await conn`SELECT pg_advisory_lock(${migrationLockKey})`;
+  return underSessionLock(sql, migrationLockKey, { wait: true }, async (conn) => {
     await conn`
       CREATE TABLE IF NOT EXISTS schema_migrations (
         name text PRIMARY KEY,
@@ -86,6 +85,11 @@ export async function migrate(sql: Sql, log: Logger, dir = defaultMigrationsDir)
           await conn`COMMIT`;
           break;
         } catch (error) {
+          const failed = new MigrationError(`migration ${migration.name} failed: ${(error as Error).message}`, {
+            cause: error,
+          });
+          // The server ended the session, and with it the transaction (session-lock.ts).
+          if (lostWith(error)) throw failed;
           await conn`ROLLBACK`;
           if (attempt < maxAttempts && raceWithJob(error)) {
             log.warn("migration met a running TimescaleDB job; trying it again", {
@@ -96,15 +100,12 @@ export async function migrate(sql: Sql, log: Logger, dir = defaultMigrationsDir)
             await Bun.sleep(250 * attempt);
             continue;
           }
-          throw new MigrationError(`migration ${migration.name} failed: ${(error as Error).message}`);
+          throw failed;
         }
       }
       log.info("migration applied", { migration: migration.name });
       done.push(migration.name);
     }
     return done;
-  } finally {
-    await conn`SELECT pg_advisory_unlock(${migrationLockKey})`.catch(() => {});
-    conn.release();
-  }
+  });
 }
