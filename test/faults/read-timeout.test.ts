@@ -31,7 +31,18 @@ test.skipIf(!onServer)(
   },
 );
 
-// The timeout's setting is sent without waiting for its answer (statement-timeout.ts).
+// The timeout's setting is sent without waiting for its answer (statement-timeout.ts):
+// it must still come before the read's first statement.
+test("a read's first statement already runs under the read's timeout", async () => {
+  const { ctx } = await testRuntime();
+  const [row] = await withStatementTimeout(
+    ctx.sql,
+    4321,
+    (sql) => sql<{ timeout: string }[]>`SELECT current_setting('statement_timeout') AS timeout`,
+  );
+  expect(row?.timeout).toBe("4321ms");
+});
+
 // A read whose parameters are refused throws before its first statement: its
 // connection must still go back to the pool with no transaction open.
 test("a read refused before its first statement leaves its connection outside any transaction", async () => {
