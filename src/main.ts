@@ -46,15 +46,8 @@ log.info("listening", {
   roles: [...roles],
 });
 
-// postgres.js 3.4.9 on Bun can throw from a socket callback when the server drops
-// connections mid-write (a restart): "null is not an object (evaluating
-// 'socket.write')". The connection is dead and the pool replaces it; the process
-// must not die with it. Any other uncaught error still stops the process.
+// One line, then stop: a supervisor restarts the process in a known state.
 process.on("uncaughtException", (error) => {
-  if (error instanceof TypeError && error.stack?.includes("postgres/src/connection.js")) {
-    log.warn("database connection failed while the server went away; the pool reconnects", describeError(error));
-    return;
-  }
   log.error("uncaught exception", describeError(error));
   process.exit(1);
 });
