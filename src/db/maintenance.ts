@@ -26,7 +26,7 @@ const compressionLockKey = 7_260_331_003;
  * bucket that late rows invalidated. Returns false when another session is refreshing.
  */
 export function refreshAggregates(sql: Sql): Promise<boolean> {
-  return underSessionLock(sql, refreshLockKey, { wait: false }, async (conn) => {
+  return underSessionLock(sql, refreshLockKey, async (conn) => {
     const views = await conn<{ view: string; until: Date }[]>`
       SELECT format('%I.%I', ca.view_schema, ca.view_name) AS view,
              time_bucket(bf.bucket_width::interval, now()) AS until
@@ -96,7 +96,7 @@ const compressedElsewhere = (conn: Sql, jobId: number, since: Date) => async (er
  * running them.
  */
 export function runCompressionPolicies(sql: Sql): Promise<boolean> {
-  return underSessionLock(sql, compressionLockKey, { wait: false }, async (conn) => {
+  return underSessionLock(sql, compressionLockKey, async (conn) => {
     const jobs = await conn<{ job_id: number }[]>`
       SELECT job_id FROM timescaledb_information.jobs WHERE proc_name = 'policy_compression' ORDER BY job_id`;
     for (const { job_id } of jobs) {

@@ -2,7 +2,6 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import postgres from "postgres";
 import type { Logger } from "../log.ts";
-import { lostWith, underSessionLock } from "./session-lock.ts";
 import type { Sql } from "./sql.ts";
 import { DatabaseStartupError } from "./startup-errors.ts";
 
@@ -47,65 +46,85 @@ async function readMigrations(dir: string): Promise<Migration[]> {
 }
 
 /**
- * Applies `sql/NNN_name.sql` files in order, each in its own transaction, under a
- * session advisory lock. Applied files are recorded with a checksum; a changed
- * applied file is refused rather than silently diverging. Returns the names applied.
+ * Applies `sql/NNN_name.sql` files in order, each in its own transaction. Applied
+ * files are recorded with a checksum; a changed applied file is refused rather than
+ * silently diverging. Returns the names applied.
+ *
+ * Instances starting together take turns through a transaction's advisory lock,
+ * each migration checked again under it, rather than one session lock over them
+ * all: a session lock needs a reserved connection, which postgres.js 3.4.9 cannot
+ * recover when the server ends it (porsager/postgres#1199, #1208), and an unlock
+ * sent after the last COMMIT, on a connection that may be gone by then.
  */
 export async function migrate(sql: Sql, log: Logger, dir = defaultMigrationsDir): Promise<string[]> {
   const migrations = await readMigrations(dir);
-  return underSessionLock(sql, migrationLockKey, { wait: true }, async (conn) => {
-    await conn`
+  const applied = await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${migrationLockKey})`;
+    await tx`
       CREATE TABLE IF NOT EXISTS schema_migrations (
         name text PRIMARY KEY,
         checksum text NOT NULL,
         applied_at timestamptz NOT NULL DEFAULT now()
       )`;
-    const applied = new Map(
-      (await conn<{ name: string; checksum: string }[]>`SELECT name, checksum FROM schema_migrations`).map((row) => [
-        row.name,
-        row.checksum,
-      ]),
-    );
-    const done: string[] = [];
-    for (const migration of migrations) {
-      const recorded = applied.get(migration.name);
-      if (recorded !== undefined) {
-        if (recorded !== migration.checksum) {
-          throw new MigrationError(
-            `migration ${migration.name} was changed after it was applied (recorded checksum ${recorded.slice(0, 12)}, file ${migration.checksum.slice(0, 12)}); add a new migration instead`,
-          );
-        }
-        continue;
-      }
-      for (let attempt = 1; ; attempt++) {
-        await conn`BEGIN`;
-        try {
-          await conn.unsafe(migration.content).simple();
-          await conn`INSERT INTO schema_migrations (name, checksum) VALUES (${migration.name}, ${migration.checksum})`;
-          await conn`COMMIT`;
-          break;
-        } catch (error) {
-          const failed = new MigrationError(`migration ${migration.name} failed: ${(error as Error).message}`, {
-            cause: error,
-          });
-          // The server ended the session, and with it the transaction (session-lock.ts).
-          if (lostWith(error)) throw failed;
-          await conn`ROLLBACK`;
-          if (attempt < maxAttempts && raceWithJob(error)) {
-            log.warn("migration met a running TimescaleDB job; trying it again", {
-              migration: migration.name,
-              attempt,
-              error: (error as Error).message,
-            });
-            await Bun.sleep(250 * attempt);
-            continue;
-          }
-          throw failed;
-        }
-      }
+    return tx<Recorded[]>`SELECT name, checksum FROM schema_migrations`;
+  });
+  const recordedAtStart = new Map(applied.map((row) => [row.name, row.checksum]));
+  const done: string[] = [];
+  for (const migration of migrations) {
+    const recorded = recordedAtStart.get(migration.name);
+    if (recorded !== undefined) {
+      refuseIfChanged(migration, recorded);
+      continue;
+    }
+    if (await applyUnlessRecorded(sql, log, migration)) {
       log.info("migration applied", { migration: migration.name });
       done.push(migration.name);
     }
-    return done;
-  });
+  }
+  return done;
+}
+
+interface Recorded {
+  name: string;
+  checksum: string;
+}
+
+function refuseIfChanged(migration: Migration, recorded: string): void {
+  if (recorded === migration.checksum) return;
+  throw new MigrationError(
+    `migration ${migration.name} was changed after it was applied (recorded checksum ${recorded.slice(0, 12)}, file ${migration.checksum.slice(0, 12)}); add a new migration instead`,
+  );
+}
+
+/** Applies one migration, unless another instance has meanwhile; true when this one did. */
+async function applyUnlessRecorded(sql: Sql, log: Logger, migration: Migration): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await sql.begin(async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(${migrationLockKey})`;
+        const [recorded] = await tx<
+          Recorded[]
+        >`SELECT name, checksum FROM schema_migrations WHERE name = ${migration.name}`;
+        if (recorded) {
+          refuseIfChanged(migration, recorded.checksum);
+          return false;
+        }
+        await tx.unsafe(migration.content).simple();
+        await tx`INSERT INTO schema_migrations (name, checksum) VALUES (${migration.name}, ${migration.checksum})`;
+        return true;
+      });
+    } catch (error) {
+      if (error instanceof MigrationError) throw error;
+      if (attempt < maxAttempts && raceWithJob(error)) {
+        log.warn("migration met a running TimescaleDB job; trying it again", {
+          migration: migration.name,
+          attempt,
+          error: (error as Error).message,
+        });
+        await Bun.sleep(250 * attempt);
+        continue;
+      }
+      throw new MigrationError(`migration ${migration.name} failed: ${(error as Error).message}`, { cause: error });
+    }
+  }
 }
