@@ -48,14 +48,32 @@ async function holdAgainstWrites(holder: Sql, table: string): Promise<() => Prom
   };
 }
 
+/** The pool (of one connection) answers again, each statement at once rather than after a connect timeout. */
+async function expectServing(sql: Sql): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    const [row] = await sql<{ ok: number }[]>`SELECT 1 AS ok`;
+    expect(row?.ok).toBe(1);
+  }
+}
+
+/** A pool of one connection for the server to end, and a second client to watch and end it from. */
+async function withPoolAndWatcher(work: (sql: Sql, watcher: Sql) => Promise<void>): Promise<void> {
+  const { db } = await testRuntime();
+  const sql = connect(db.url, 1);
+  const watcher = connect(db.url, 2);
+  try {
+    await work(sql, watcher);
+  } finally {
+    await sql.end({ timeout: 5 });
+    await watcher.end({ timeout: 5 });
+  }
+}
+
 test.skipIf(!onServer)(
   "a transaction whose backend the server ends fails as unavailable, runs nothing after it, and its pool goes on",
-  async () => {
-    const { db } = await testRuntime();
-    const table = `ended_${crypto.randomUUID().replaceAll("-", "")}`;
-    const sql = connect(db.url, 1);
-    const watcher = connect(db.url, 2);
-    try {
+  () =>
+    withPoolAndWatcher(async (sql, watcher) => {
+      const table = `ended_${crypto.randomUUID().replaceAll("-", "")}`;
       await watcher`CREATE TABLE ${watcher(table)} (id int)`;
       const release = await holdAgainstWrites(watcher, table);
       const failing = rejectionOf(
@@ -68,45 +86,27 @@ test.skipIf(!onServer)(
       await endBackendWaitingOnLock(watcher);
       await release();
       expect(isDatabaseUnavailable(await failing)).toBe(true);
-      // The pool's one connection serves again, at once rather than after a connect timeout.
-      for (let i = 0; i < 3; i++) {
-        const [row] = await sql<{ ok: number }[]>`SELECT 1 AS ok`;
-        expect(row?.ok).toBe(1);
-      }
+      await expectServing(sql);
       await sql.begin((tx) => tx`INSERT INTO ${tx(table)} VALUES (3)`);
       const stored = await watcher<{ id: number }[]>`SELECT id FROM ${watcher(table)} ORDER BY id`;
       expect(stored.map((row) => row.id)).toEqual([3]);
-    } finally {
-      await watcher`DROP TABLE IF EXISTS ${watcher(table)}`;
-      await sql.end({ timeout: 5 });
-      await watcher.end({ timeout: 5 });
-    }
-  },
+      await watcher`DROP TABLE ${watcher(table)}`;
+    }),
   30_000,
 );
 
 test.skipIf(!onServer)(
   "a reserved connection the server ends fails its statements as unavailable, and its release leaves the pool whole",
-  async () => {
-    const { db } = await testRuntime();
-    const sql = connect(db.url, 1);
-    const watcher = connect(db.url, 1);
-    try {
+  () =>
+    withPoolAndWatcher(async (sql, watcher) => {
       const reserved = await sql.reserve();
       const [own] = await reserved<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
       await watcher`SELECT pg_terminate_backend(${own?.pid ?? 0}::int)`;
       expect(isDatabaseUnavailable(await rejectionOf(reserved`SELECT 1`))).toBe(true);
       expect(isDatabaseUnavailable(await rejectionOf(reserved`SELECT 1`))).toBe(true);
       reserved.release();
-      for (let i = 0; i < 3; i++) {
-        const [row] = await sql<{ ok: number }[]>`SELECT 1 AS ok`;
-        expect(row?.ok).toBe(1);
-      }
-    } finally {
-      await sql.end({ timeout: 5 });
-      await watcher.end({ timeout: 5 });
-    }
-  },
+      await expectServing(sql);
+    }),
   30_000,
 );
 
