@@ -29,6 +29,11 @@ export function connect(url: string, max: number): Sql {
   return postgres(url, {
     onnotice: () => {},
     connect_timeout: 5,
+    // postgres.js waits (0.5 to 1) × min(3^n / 100, 20) s before a connection's
+    // next attempt, n counting the pool's failed connects since its last success:
+    // a restart's few seconds of refused connects reached the 20 s ceiling, and
+    // a request queued on such a connection waited it out. A second at most.
+    backoff: (failures: number) => (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** failures, 1),
     max,
     // JIT compiles statements over many compressed chunks for seconds, whatever they read (sql/070).
     connection: { application_name: "content-telemetry", jit: "off" },
