@@ -45,8 +45,14 @@ const loopbackUrl = (port: number) => `postgres://postgres@127.0.0.1:${port}/pos
 /** postgres.js's own LISTEN: one dedicated connection for all channels, re-listening after a reconnect. */
 const listenThrough =
   (sql: Sql): Listen =>
-  async (channel, handler) => {
-    const subscription = await sql.listen(channel, handler);
+  async (channel, handler, missed) => {
+    let listened = false;
+    // postgres.js calls this after each LISTEN: the first, then one per reconnect.
+    const onListen = () => {
+      if (listened) missed?.();
+      listened = true;
+    };
+    const subscription = await sql.listen(channel, handler, onListen);
     return () => subscription.unlisten();
   };
 

@@ -8,5 +8,13 @@ export type DatabaseKind = "embedded" | "server";
 /** A piece of a query, composed into others with ${…}. */
 export type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
-/** Calls `handler` with the payload of every NOTIFY on a channel, whichever process or connection sent it. */
-export type Listen = (channel: string, handler: (payload: string) => void) => Promise<() => Promise<void>>;
+/**
+ * Calls `handler` with the payload of every NOTIFY on a channel, whichever process
+ * or connection sent it; `missed` after the listening connection was lost and
+ * listens again, since what was sent in between never arrives.
+ */
+export type Listen = (
+  channel: string,
+  handler: (payload: string) => void,
+  missed?: () => void,
+) => Promise<() => Promise<void>>;

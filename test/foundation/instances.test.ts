@@ -65,6 +65,34 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("two service instances on one Ti
     expect(claims?.n).toBe(ran.length);
   }, 20_000);
 
+  // A NOTIFY committed while a listener's connection is down never reaches it.
+  test("a key revoked while the instances' notification connections were down is refused once they listen again", async () => {
+    const { ctx } = await testRuntime();
+    const platform = await createTestOrg({ type: "platform" });
+    const reader = await platform.keyWith(["identity:read"]);
+    expect((await viaB("GET", "/api/v1/identity/keys", { key: reader })).status).toBe(200);
+    const listeners = async () =>
+      (
+        await ctx.sql<{ pid: number }[]>`
+          SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'listen %'`
+      ).map((row) => row.pid);
+    const before = await listeners();
+    // One statement: the listeners are told to end before the revocation commits,
+    // and die before they would pass its notification on.
+    await ctx.sql`
+      WITH ended AS (SELECT pg_terminate_backend(pid) FROM unnest(${before}::int[]) pid)
+      UPDATE api_keys SET revoked_at = now() WHERE org_id = ${platform.id}::uuid AND (SELECT count(*) FROM ended) > 0`;
+    const relistened = await msUntil(async () => {
+      const now = await listeners();
+      return now.filter((pid) => !before.includes(pid)).length >= before.length;
+    });
+    expect(relistened).toBeLessThan(5000);
+    const elapsed = await msUntil(
+      async () => (await viaB("GET", "/api/v1/identity/keys", { key: reader })).status === 401,
+    );
+    expect(elapsed).toBeLessThan(1000);
+  }, 20_000);
+
   test("a key revoked through one instance is refused by the other within a second", async () => {
     const platform = await createTestOrg({ type: "platform" });
     const admin = await platform.keyWith(["identity:read", "identity:write"]);

@@ -94,18 +94,29 @@ export class KeyAuthenticator {
 
   /**
    * Drops what changes elsewhere invalidate (sql/029 announces them on commit), so a
-   * revocation through another instance or the CLI applies here within moments; the
-   * TTL remains only as a safety net for a lost notification connection.
+   * revocation through another instance or the CLI applies here within moments.
+   * Changes announced while the notification connection was down never arrive:
+   * once it listens again, everything held is dropped and looked up afresh. The
+   * TTL remains only as a safety net.
    */
   async followChanges(listen: Listen): Promise<void> {
-    await listen("auth_changes", (payload) => {
-      try {
-        const change = JSON.parse(payload) as { key_id?: string; org_id?: string };
-        this.forget({ keyId: change.key_id, orgId: change.org_id });
-      } catch {
-        this.log.warn("unreadable auth change notification", { payload });
-      }
-    });
+    await listen(
+      "auth_changes",
+      (payload) => {
+        try {
+          const change = JSON.parse(payload) as { key_id?: string; org_id?: string };
+          this.forget({ keyId: change.key_id, orgId: change.org_id });
+        } catch {
+          this.log.warn("unreadable auth change notification", { payload });
+        }
+      },
+      () => {
+        this.log.info("auth change notifications resumed after a lost connection; cached keys dropped", {
+          dropped: this.#cache.size,
+        });
+        this.#cache.clear();
+      },
+    );
   }
 
   /** Drops cached principals of one key (after revocation) or of one organisation (after a domain change). */
