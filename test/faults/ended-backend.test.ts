@@ -96,13 +96,19 @@ test.skipIf(!onServer)(
 );
 
 test.skipIf(!onServer)(
-  "a reserved connection the server ends fails its statements as unavailable, and its release leaves the pool whole",
+  "a reserved connection the server ends fails every statement sent or queued as unavailable, and its release leaves the pool whole",
   () =>
     withPoolAndWatcher(async (sql, watcher) => {
       const reserved = await sql.reserve();
       const [own] = await reserved<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+      // Statements sent together: those after the first wait in the reserved connection's own queue.
+      const together = [
+        reserved`SELECT pg_sleep(5), ${1}::int`,
+        reserved`SELECT ${"queued"}::text`,
+        reserved`SELECT ${3}::bigint`,
+      ].map(rejectionOf);
       await watcher`SELECT pg_terminate_backend(${own?.pid ?? 0}::int)`;
-      expect(isDatabaseUnavailable(await rejectionOf(reserved`SELECT 1`))).toBe(true);
+      for (const error of await Promise.all(together)) expect(isDatabaseUnavailable(error)).toBe(true);
       expect(isDatabaseUnavailable(await rejectionOf(reserved`SELECT 1`))).toBe(true);
       reserved.release();
       await expectServing(sql);
