@@ -35,7 +35,7 @@ test.skipIf(!privateServerAvailable)(
     const { key } = await cliJson(env, "key", "create", "--org", org.id, "--scopes", "telemetry:write");
     // A request in flight when the server goes away may wait for the pool's
     // reconnect before its answer (a second at most between a connection's
-    // attempts, src/db/client.ts; 5 s for an attempt): 0.6 to 1.0 s measured
+    // attempts, src/db/client.ts; 5 s for an attempt): 0.6 to 1.6 s measured
     // here. Every request must still be answered; the slowest answer is reported.
     const remote = overHttp(service.base, 30_000);
     let slowestMs = 0;
