@@ -52,9 +52,8 @@ async function readMigrations(dir: string): Promise<Migration[]> {
  *
  * Instances starting together take turns through a transaction's advisory lock,
  * each migration checked again under it, rather than one session lock over them
- * all: a session lock needs a reserved connection, which postgres.js 3.4.9 cannot
- * recover when the server ends it (porsager/postgres#1199, #1208), and an unlock
- * sent after the last COMMIT, on a connection that may be gone by then.
+ * all: a session lock needs a reserved connection, and an unlock sent after the
+ * last COMMIT, on a connection the server may have ended by then.
  */
 export async function migrate(sql: Sql, log: Logger, dir = defaultMigrationsDir): Promise<string[]> {
   const migrations = await readMigrations(dir);

@@ -12,9 +12,8 @@ export async function withStatementTimeout<T>(sql: Sql, timeoutMs: number, work:
     // Sent now, ahead of work's first statement, without waiting for its answer: a
     // transaction's statements run in the order sent, and should it fail, the
     // statements behind it fail too (postgres.js rethrows its error). BEGIN itself
-    // still waits for its answer: sending it ahead takes a reserved connection, which
-    // postgres.js 3.4.9 cannot recover once its backend dies (porsager/postgres#1199;
-    // requests hung in test/faults/server-restart.test.ts).
+    // still waits for its answer: sending it ahead takes a reserved connection, and
+    // saved nothing measurable (docs/benchmarks.md, "BEGIN sent with the first statement").
     tx`SELECT set_config('statement_timeout', ${String(timeoutMs)}, true)`.execute();
     // A transaction answers every query a pool does; the reads take the pool type.
     return work(tx as unknown as Sql);

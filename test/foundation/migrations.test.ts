@@ -74,6 +74,8 @@ describe("migrations", () => {
     expect(recording.lines.filter((line) => line.msg.includes("trying it again"))).toHaveLength(2);
   });
 
+  // On a server, without the lock, both apply 000 and one fails (a duplicate pg_extension
+  // row). The embedded engine runs one transaction at a time, lock or not.
   test("instances migrating one database at once apply each file once between them", async () => {
     const own = await scratchDatabase();
     const other = connect(own.url, 2);
