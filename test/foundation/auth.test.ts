@@ -146,4 +146,38 @@ describe("revocation", () => {
     const uncached = new KeyAuthenticator(ctx.sql, ctx.log, 0);
     expect(await rejectionOf(uncached.authenticate(org.key))).toMatchObject({ status: 401 });
   });
+
+  test("a lookup under way when an invalidation arrives is answered but not kept", async () => {
+    const org = await createTestOrg();
+    const { ctx } = await testRuntime();
+    const keys = new KeyAuthenticator(ctx.sql, ctx.log, 300);
+    // The lookup has been sent but not answered when the change is announced: it may
+    // have read the key before the change committed.
+    const underWay = keys.authenticate(org.key);
+    keys.forget({ orgId: crypto.randomUUID() });
+    const principal = await underWay;
+    expect(principal.orgId).toBe(org.id);
+    // Revoked without an announcement: only a key that was not kept sees it.
+    await revokeApiKey(ctx.sql, principal.keyId);
+    expect(await rejectionOf(keys.authenticate(org.key))).toMatchObject({ status: 401 });
+  });
+
+  test("requests after an invalidation do not join a lookup that began before it", async () => {
+    const org = await createTestOrg();
+    const { ctx } = await testRuntime();
+    const keys = new KeyAuthenticator(ctx.sql, ctx.log, 300);
+    let lookups = 0;
+    const countLookup = () => {
+      lookups++;
+    };
+    const before = [keys.authenticate(org.key, countLookup), keys.authenticate(org.key, countLookup)];
+    expect(lookups).toBe(1);
+    keys.forget({ orgId: org.id });
+    const after = keys.authenticate(org.key, countLookup);
+    expect(lookups).toBe(2);
+    for (const principal of await Promise.all([...before, after])) expect(principal.orgId).toBe(org.id);
+    // The lookup begun after the invalidation is kept.
+    await keys.authenticate(org.key, countLookup);
+    expect(lookups).toBe(2);
+  });
 });

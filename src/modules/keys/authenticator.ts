@@ -29,6 +29,12 @@ const sweepThreshold = 10_000;
 export class KeyAuthenticator {
   readonly #cache = new Map<string, { principal: Principal; expires: number }>();
   readonly #lookups = new SingleFlight<Principal>();
+  /**
+   * Counts invalidations. A lookup under way when one arrives may have read the
+   * key before the change committed, so it is not kept, and requests after the
+   * invalidation start a lookup of their own instead of joining it.
+   */
+  #generation = 0;
 
   constructor(
     private readonly sql: Sql,
@@ -46,13 +52,14 @@ export class KeyAuthenticator {
     if (cached && cached.expires > Date.now()) return cached.principal;
     // Parallel requests with one key not yet in memory (an emitter after a restart)
     // make one lookup between them.
-    return this.#lookups.run(cacheKey, async () => {
+    const generation = this.#generation;
+    return this.#lookups.run(`${generation}:${cacheKey}`, async () => {
       beforeLookup();
-      return this.#lookUp(cacheKey, parsed);
+      return this.#lookUp(cacheKey, parsed, generation);
     });
   }
 
-  async #lookUp(cacheKey: string, parsed: ParsedKey): Promise<Principal> {
+  async #lookUp(cacheKey: string, parsed: ParsedKey, generation: number): Promise<Principal> {
     const [row] = await this.sql<KeyRow[]>`
       SELECT k.id, k.org_id, o.org_type, k.secret_hash, k.scopes, k.revoked_at,
              coalesce(array_agg(d.domain ORDER BY d.domain) FILTER (WHERE d.domain IS NOT NULL), '{}') AS verified_domains
@@ -75,7 +82,7 @@ export class KeyAuthenticator {
       scopes: new Set(row.scopes),
       verifiedDomains: row.verified_domains,
     };
-    if (this.ttlSeconds > 0) this.#remember(cacheKey, principal);
+    if (this.ttlSeconds > 0 && generation === this.#generation) this.#remember(cacheKey, principal);
     // Recorded once per cache period, off the request path.
     this.sql`UPDATE api_keys SET last_used_at = now() WHERE id = ${row.id}`.catch((error: unknown) =>
       this.log.warn("could not record key use", { key_id: row.id, error: String(error) }),
@@ -114,6 +121,7 @@ export class KeyAuthenticator {
         this.log.info("auth change notifications resumed after a lost connection; cached keys dropped", {
           dropped: this.#cache.size,
         });
+        this.#generation++;
         this.#cache.clear();
       },
     );
@@ -121,6 +129,7 @@ export class KeyAuthenticator {
 
   /** Drops cached principals of one key (after revocation) or of one organisation (after a domain change). */
   forget(match: { keyId?: string; orgId?: string }): void {
+    this.#generation++;
     for (const [hash, entry] of this.#cache) {
       if (entry.principal.keyId === match.keyId || entry.principal.orgId === match.orgId) this.#cache.delete(hash);
     }
