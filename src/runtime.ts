@@ -4,6 +4,7 @@ import { ingestLimits } from "./core/ingest-limits.ts";
 import type { SecretBox } from "./core/secret-box.ts";
 import { type Database, openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
+import { ReadCompanion } from "./db/read-companion.ts";
 import { ReadReplicas } from "./db/replicas.ts";
 import { AdmissionGate } from "./http/admission.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
@@ -19,7 +20,7 @@ import { loadWebhookSecretBox } from "./modules/webhooks/secret-key.ts";
 export function buildContext(
   config: Config,
   log: Logger,
-  db: Pick<Database, "sql" | "kind" | "maintenance" | "listen">,
+  db: Pick<Database, "sql" | "kind" | "maintenance" | "listen" | "readCompanion">,
   webhookSecrets?: SecretBox,
 ): AppContext {
   return {
@@ -32,6 +33,7 @@ export function buildContext(
       config.DATABASE_POOL_SIZE,
       config.REPLICA_MAX_LAG_SECONDS,
       log,
+      db.readCompanion && new ReadCompanion(db.readCompanion, config.READ_STATEMENT_TIMEOUT_MS),
     ),
     db,
     keys: new KeyAuthenticator(db.sql, log, config.KEY_CACHE_TTL_SECONDS),

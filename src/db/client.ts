@@ -17,6 +17,11 @@ export interface Database {
   /** Scheduled work the engine needs from the service (a TimescaleDB server runs its own policies). */
   maintenance: MaintenanceJob[];
   listen: Listen;
+  /**
+   * A TimescaleDB server only: one more connection, outside the pool, on which a
+   * read may run part of its work beside its own transaction (read-companion.ts).
+   */
+  readCompanion?: Sql;
   /** Migrations are applied: other processes waiting for this embedded engine may now use it. */
   ready(): void;
   close(): Promise<void>;
@@ -103,14 +108,19 @@ export async function openDatabase(
     const url = settings.DATABASE_URL;
     const sql = await openServer(url, settings.DATABASE_POOL_SIZE, settings.DATABASE_CONNECT_WAIT_SECONDS ?? 0, log);
     log.info("database: TimescaleDB server", { pool_size: settings.DATABASE_POOL_SIZE });
+    // Connects at its first use, like the pool.
+    const readCompanion = connect(url, 1);
     return {
       sql,
       kind: "server",
       url,
       maintenance: [],
       listen: listenThrough(sql),
+      readCompanion,
       ready: () => {},
-      close: () => sql.end({ timeout: 5 }),
+      close: async () => {
+        await Promise.all([sql.end({ timeout: 5 }), readCompanion.end({ timeout: 5 })]);
+      },
     };
   }
   const dataDir = options.inMemory ? undefined : settings.DATA_DIR;

@@ -1,5 +1,6 @@
 import type { Logger } from "../log.ts";
 import { connect } from "./client.ts";
+import type { ReadCompanion } from "./read-companion.ts";
 import type { Sql } from "./sql.ts";
 import { isDatabaseUnavailable } from "./unavailable.ts";
 
@@ -9,6 +10,8 @@ export interface ReadTarget {
   asOf: Date;
   /** The replica's position in READ_REPLICA_URLS (1-based), or undefined for the primary. */
   replica?: number;
+  /** The primary's companion connection, when it has one (read-companion.ts); replicas have none. */
+  companion?: ReadCompanion;
 }
 
 interface ReplicaState {
@@ -45,6 +48,7 @@ export class ReadReplicas {
     poolSize: number,
     private readonly maxLagSeconds: number,
     private readonly log: Logger,
+    private readonly companion?: ReadCompanion,
     private readonly now: () => number = Date.now,
   ) {
     this.replicas = urls.map((url, index) => ({ position: index + 1, sql: connect(url, poolSize) }));
@@ -76,7 +80,7 @@ export class ReadReplicas {
       if (!this.usable(replica)) continue;
       if (!best || (replica.includesUpTo?.getTime() ?? 0) > (best.includesUpTo?.getTime() ?? 0)) best = replica;
     }
-    if (!best?.includesUpTo) return { sql: this.primary, asOf: new Date(this.now()) };
+    if (!best?.includesUpTo) return this.primaryTarget();
     return { sql: best.sql, asOf: best.includesUpTo, replica: best.position };
   }
 
@@ -100,8 +104,12 @@ export class ReadReplicas {
         replica: target.replica,
         error: String(error),
       });
-      return read({ sql: this.primary, asOf: new Date(this.now()) });
+      return read(this.primaryTarget());
     }
+  }
+
+  private primaryTarget(): ReadTarget {
+    return { sql: this.primary, asOf: new Date(this.now()), companion: this.companion };
   }
 
   async close(): Promise<void> {

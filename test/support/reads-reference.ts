@@ -34,6 +34,12 @@ const byCountThenName =
   (a: T, b: T) =>
     countOf(b) - countOf(a) || (nameOf(a) < nameOf(b) ? -1 : nameOf(a) > nameOf(b) ? 1 : 0);
 
+/** URLs rank by count, then in byte order (COLLATE "C" over their UTF-8), as the interface documents. */
+const byCountThenBytes =
+  <T>(countOf: (x: T) => number, nameOf: (x: T) => string) =>
+  (a: T, b: T) =>
+    countOf(b) - countOf(a) || Buffer.compare(Buffer.from(nameOf(a)), Buffer.from(nameOf(b)));
+
 /** Sessions whose first event in (scope + grouping columns) lies in the range, per group. */
 async function firstsPerGroup(
   sql: Sql,
@@ -181,7 +187,7 @@ export async function referenceUrls(
       last_seen: new Date(url.last_seen).toISOString(),
     }))
     .sort(
-      byCountThenName(
+      byCountThenBytes(
         (x) => (sort === "sessions" ? x.unique_sessions : x.total_events),
         (x) => x.content_url,
       ),

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { problem } from "../../core/problem.ts";
+import type { ReadCompanion } from "../../db/read-companion.ts";
 import type { Sql } from "../../db/sql.ts";
 import { withStatementTimeout } from "../../db/statement-timeout.ts";
 import { accessPlugin, admittedPrincipal } from "../../http/access.ts";
@@ -76,9 +77,11 @@ const readRoutes = <Prefix extends (typeof views)[ReadView]["prefix"]>(
        * cut off at READ_STATEMENT_TIMEOUT_MS (year-long reads share the database with
        * ingest), and says up to when it includes every acknowledged event.
        */
-      timed: <T extends object>(read: (sql: Sql) => Promise<T>) =>
+      timed: <T extends object>(read: (sql: Sql, companion?: ReadCompanion) => Promise<T>) =>
         ctx.readReplicas.read(async (target) => {
-          const result = await withStatementTimeout(target.sql, ctx.config.READ_STATEMENT_TIMEOUT_MS, read);
+          const result = await withStatementTimeout(target.sql, ctx.config.READ_STATEMENT_TIMEOUT_MS, (sql) =>
+            read(sql, target.companion),
+          );
           const asOf = target.asOf.toISOString();
           set.headers["x-data-as-of"] = asOf;
           return { ...result, as_of: asOf };
@@ -111,7 +114,7 @@ const readRoutes = <Prefix extends (typeof views)[ReadView]["prefix"]>(
       ({ scope, query, timed }) => {
         const { limit, offset } = pageOf(query, urlsPage);
         const request = { limit, offset, sort: query.sort ?? "events", contains: query.url_contains } as const;
-        return timed((sql) => listUrls(sql, scope, parseRange(query), request));
+        return timed((sql, companion) => listUrls(sql, scope, parseRange(query), request, companion));
       },
       {
         key: readAccess,

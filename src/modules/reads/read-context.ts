@@ -35,6 +35,8 @@ export interface Resolved {
   domainRows?: Fragment;
   /** Owner reads: the domains that cover the scope without overlap. */
   covering: string[];
+  /** Owner reads: the hosts under those domains, whose events `events` selects (onHosts). */
+  hosts: string[];
   /**
    * How sessions are counted: from the first-event flags beside the events, or, for
    * an owner with several unrelated verified domains, as the union of its domains
@@ -64,6 +66,7 @@ export async function resolve(sql: Sql, scope: ReadScope): Promise<Resolved> {
       scope,
       events: sql`org_id = ${scope.orgId}::uuid ${agent}`,
       covering: [],
+      hosts: [],
       sessions: {
         total: oneAgent ? bitFirsts(sql, agentBit, "firsts_agent") : bitFirsts(sql, reporter, "firsts_reporter"),
         byRole: oneAgent
@@ -75,13 +78,14 @@ export async function resolve(sql: Sql, scope: ReadScope): Promise<Resolved> {
       stale,
     };
   }
-  const events = hosts.length > 0 ? sql`content_host = ANY (${sql.array(hosts)}::text[])` : sql`false`;
+  const events = onHosts(sql, hosts);
   const labels = covering.length === 1 ? labelsOf(covering[0] as string) : 0;
   return {
     scope,
     events,
     domainRows: domainKeyFilter(sql, covering),
     covering,
+    hosts,
     sessions:
       covering.length > 1
         ? { union: covering }
@@ -94,6 +98,10 @@ export async function resolve(sql: Sql, scope: ReadScope): Promise<Resolved> {
     stale,
   };
 }
+
+/** Events on these hosts, and rows of the rollups keyed by host. */
+export const onHosts = (sql: Sql, hosts: string[]): Fragment =>
+  hosts.length > 0 ? sql`content_host = ANY (${sql.array(hosts)}::text[])` : sql`false`;
 
 /** The domain families' filter for these domains, when each has two or three labels (sql/065). */
 function domainKeyFilter(sql: Sql, covering: readonly string[]): Fragment | undefined {
