@@ -174,8 +174,8 @@ async function rankedRows(
  * An owner's hosts in two halves, or undefined when there is one. Every URL is on
  * one host, so the halves rank URLs apart: ranked on two connections at once (one
  * per core), then merged, they give the page one statement gives. A year's top-20
- * URLs of 20 million events took 105.6 and 118.6 ms so, against 165.6 and 166.3 ms
- * in one statement (bench:reads, alternating; docs/benchmarks.md).
+ * URLs of 20 million events took 70 to 123 ms so in four runs, against 166 to 221 ms
+ * in one statement in three runs alternated with them (bench:reads; docs/benchmarks.md).
  */
 function hostHalves(hosts: readonly string[]): [string[], string[]] | undefined {
   if (hosts.length < 2) return undefined;
