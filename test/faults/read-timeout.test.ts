@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import { ProblemError } from "../../src/core/problem.ts";
 import { connect } from "../../src/db/client.ts";
+import { ReadCompanion } from "../../src/db/read-companion.ts";
 import { withStatementTimeout } from "../../src/db/statement-timeout.ts";
 import { problemFor } from "../../src/http/errors.ts";
 import { testRuntime } from "../support/runtime.ts";
@@ -58,5 +59,42 @@ test("a read refused before its first statement leaves its connection outside an
     expect(after).toEqual({ read_only: "off", timeout: "0" });
   } finally {
     await sql.end({ timeout: 5 });
+  }
+});
+
+// The companion's half of a read runs under the read's timeout too, and a half that
+// fails gives the companion back: the next read can use it.
+test.skipIf(!onServer)("a read's half on the companion connection is cut off at the read's timeout", async () => {
+  const { db } = await testRuntime();
+  const companionSql = connect(db.url, 1);
+  try {
+    const companion = new ReadCompanion(companionSql, 100);
+    const started = performance.now();
+    const error = await withStatementTimeout(db.sql, 0, (tx) =>
+      companion.alongside(
+        tx,
+        () => tx`SELECT 1`,
+        (sql) => sql`SELECT pg_sleep(5)`,
+      ),
+    ).catch((e: unknown) => e);
+    expect(performance.now() - started).toBeLessThan(4000);
+    expect(error).toMatchObject({ code: "57014" });
+    const again = await withStatementTimeout(db.sql, 0, (tx) =>
+      companion.alongside(
+        tx,
+        () => tx<{ n: number }[]>`SELECT 1 AS n`,
+        (sql) => sql<{ timeout: string }[]>`SELECT current_setting('statement_timeout') AS timeout`,
+      ),
+    );
+    expect(again?.[1][0]?.timeout).toBe("100ms");
+    expect(companion.runs).toBe(1);
+    // Both settings were the companion transaction's own.
+    const [after] = await companionSql<{ timeout: string; workers: string }[]>`
+      SELECT current_setting('statement_timeout') AS timeout,
+             current_setting('max_parallel_workers_per_gather') AS workers`;
+    expect(after?.timeout).toBe("0");
+    expect(after?.workers).not.toBe("0");
+  } finally {
+    await companionSql.end({ timeout: 5 });
   }
 });
