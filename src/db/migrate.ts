@@ -8,7 +8,7 @@ import { DatabaseStartupError } from "./startup-errors.ts";
 export const defaultMigrationsDir = join(import.meta.dir, "../../sql");
 
 const migrationFile = /^\d{3}_[a-z0-9_]+\.sql$/;
-// Arbitrary constant shared by every instance: only one of them migrates at a time.
+// Arbitrary constant shared by every instance: one migration runs at a time across them.
 const migrationLockKey = 7_260_331_001;
 
 /**

@@ -1,4 +1,5 @@
 import type { Sql } from "./sql.ts";
+import { isDatabaseUnavailable } from "./unavailable.ts";
 
 /** What pg_export_snapshot returns, checked before it is written into SET TRANSACTION SNAPSHOT, which takes no parameters. */
 const snapshotId = /^[0-9A-F]+-[0-9A-F]+-[0-9]+$/;
@@ -30,10 +31,11 @@ export class ReadCompanion {
    * Runs `here` in the read's transaction `tx` and, at the same time, `there` on
    * this connection in tx's snapshot, under the same statement timeout; undefined,
    * without running either, while another read holds the connection. `tx` must be
-   * a repeatable-read transaction that has run a statement (its snapshot is taken).
-   * Both transactions then plan without parallel workers, tx for the rest of its
-   * read: the two halves are the read's parallelism, and workers on top of them
-   * would put more processes than cores on the work.
+   * a repeatable-read transaction. Both transactions then plan without parallel
+   * workers, tx for the rest of its read: the two halves are the read's
+   * parallelism, and workers on top of them would put more processes than cores on
+   * the work. The companion only saves time: when its connection cannot be had or
+   * is lost, `there` runs after `here` in tx instead, and the read is answered.
    */
   async alongside<Here, There>(
     tx: Sql,
@@ -58,7 +60,10 @@ export class ReadCompanion {
       // Both settle before the connection is given up, so the next read never queues behind this one.
       const [mine, theirs] = await Promise.allSettled([here(), beside]);
       if (mine.status === "rejected") throw mine.reason;
-      if (theirs.status === "rejected") throw theirs.reason;
+      if (theirs.status === "rejected") {
+        if (!isDatabaseUnavailable(theirs.reason)) throw theirs.reason;
+        return [mine.value, await there(tx)];
+      }
       this.#runs++;
       return [mine.value, theirs.value as There];
     } finally {

@@ -1,4 +1,5 @@
 import type { Sql } from "./sql.ts";
+import { isDatabaseUnavailable } from "./unavailable.ts";
 
 /**
  * Runs `work` on one connection of the pool, reserved for it, holding the session
@@ -16,7 +17,10 @@ export async function underSessionLock<T>(sql: Sql, key: number, work: (conn: Sq
     try {
       return await work(conn as unknown as Sql);
     } finally {
-      await conn`SELECT pg_advisory_unlock(${key})`;
+      // A session the server ended took its lock with it; work's own error is the one to report.
+      await conn`SELECT pg_advisory_unlock(${key})`.catch((error: unknown) => {
+        if (!isDatabaseUnavailable(error)) throw error;
+      });
     }
   } finally {
     conn.release();

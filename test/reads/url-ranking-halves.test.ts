@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { connect } from "../../src/db/client.ts";
 import { refreshAggregates } from "../../src/db/maintenance.ts";
-import type { ReadCompanion } from "../../src/db/read-companion.ts";
+import { ReadCompanion } from "../../src/db/read-companion.ts";
 import { withStatementTimeout } from "../../src/db/statement-timeout.ts";
 import { testServerUrl } from "../support/databases.ts";
 import { insertEvents, type TestEvent } from "../support/events.ts";
@@ -134,6 +135,44 @@ describe.skipIf(!testServerUrl)("URL ranking in two halves (server)", () => {
       }
     }
   }, 60_000);
+
+  test("a page deeper than 1,000 URLs ranks in one statement", async () => {
+    const { ctx } = await testRuntime();
+    const companion = await companionOf();
+    const { owner, range } = await ownerWithFourHosts();
+    const scope = { view: "owner" as const, orgId: owner.id, domains: [owner.domain as string] };
+    const query = new URLSearchParams({
+      since: range.since.toISOString(),
+      until: range.until.toISOString(),
+      limit: "10",
+      offset: "995",
+    });
+    const runsBefore = companion.runs;
+    const deep = await call("GET", `/content-owners/urls?${query}`, { key: owner.key });
+    expect(companion.runs).toBe(runsBefore);
+    expect(figuresOf(deep.body)).toEqual(await referenceUrls(ctx.sql, scope, range, 10, 995));
+    expect(deep.body.total).toBe(62);
+  });
+
+  test("a companion that cannot connect costs the read time, not its answer", async () => {
+    const { ctx } = await testRuntime();
+    // Nothing listens on port 1: the companion's connection is refused.
+    const unreachable = connect("postgres://postgres@127.0.0.1:1/none", 1);
+    try {
+      const companion = new ReadCompanion(unreachable, 1000);
+      const answered = await withStatementTimeout(ctx.sql, 0, (tx) =>
+        companion.alongside(
+          tx,
+          () => tx<{ n: number }[]>`SELECT 1 AS n`,
+          (sql) => sql<{ n: number }[]>`SELECT 2 AS n`,
+        ),
+      );
+      expect(answered?.map(([row]) => row?.n)).toEqual([1, 2]);
+      expect(companion.runs).toBe(0);
+    } finally {
+      await unreachable.end({ timeout: 1 });
+    }
+  });
 
   test("the companion's half reads the snapshot of the read's own transaction", async () => {
     const { ctx } = await testRuntime();

@@ -32,7 +32,9 @@ export class KeyAuthenticator {
   /**
    * Counts invalidations. A lookup under way when one arrives may have read the
    * key before the change committed, so it is not kept, and requests after the
-   * invalidation start a lookup of their own instead of joining it.
+   * invalidation start a lookup of their own instead of joining it. One counter
+   * for every key: invalidations are rare (a revocation, a domain change), and one
+   * costs the lookups under way a second lookup at most.
    */
   #generation = 0;
 

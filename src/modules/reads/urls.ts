@@ -15,7 +15,7 @@ interface PageRow {
 interface RankedPage {
   /** URLs in the range. */
   total: number;
-  /** The page, in rank order; a page past the end holds one row without a URL. */
+  /** The page, in rank order; rows without a URL stand for no URL (a page past the end). */
   rows: PageRow[];
 }
 
@@ -95,14 +95,17 @@ export async function listUrls(
         ${source.groupBy(sql`content_url`)}`,
       rows,
     );
-  const halves = rows === "rows" && companion ? hostHalves(resolved.hosts) : undefined;
+  // Each half sends its leading offset + limit URLs here: deep pages rank in one statement.
+  const halves = rows === "rows" && offset + limit <= maxLeadingRows ? hostHalves(resolved.hosts) : undefined;
+  const leading = { limit: offset + limit, offset: 0 };
   const both =
-    halves &&
-    (await companion?.alongside(
-      sql,
-      () => rankedRows(sql, perUrl(onHosts(sql, halves[0])), { limit: offset + limit, offset: 0 }),
-      (beside) => rankedRows(beside, perUrl(onHosts(sql, halves[1])), { limit: offset + limit, offset: 0 }),
-    ));
+    companion && halves
+      ? await companion.alongside(
+          sql,
+          () => rankedRows(sql, perUrl(onHosts(sql, halves[0])), leading),
+          (beside) => rankedRows(beside, perUrl(onHosts(sql, halves[1])), leading),
+        )
+      : undefined;
   const page = both
     ? mergedPage(both, { limit, offset })
     : await rankedRows(sql, perUrl(resolved.events), { limit, offset });
@@ -170,6 +173,9 @@ async function rankedRows(
   return { total: count(rows[0]?.total), rows };
 }
 
+/** The deepest page (offset + limit) ranked in halves. */
+const maxLeadingRows = 1000;
+
 /**
  * An owner's hosts in two halves, or undefined when there is one. Every URL is on
  * one host, so the halves rank URLs apart: ranked on two connections at once (one
@@ -182,16 +188,18 @@ function hostHalves(hosts: readonly string[]): [string[], string[]] | undefined 
   return [hosts.filter((_, i) => i % 2 === 0), hosts.filter((_, i) => i % 2 === 1)];
 }
 
-/** URLs in byte order, as COLLATE "C" orders their UTF-8. */
-const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
-
-/** The page of two halves' leading rows (each ranked up to offset + limit), as one statement over both ranks it. */
+/**
+ * The page of two halves' leading rows (each ranked up to offset + limit), as one
+ * statement over both ranks it: by the measure, then the URL's UTF-8 bytes, as
+ * COLLATE "C" orders them.
+ */
 function mergedPage(halves: readonly RankedPage[], { limit, offset }: { limit: number; offset: number }): RankedPage {
   const ranked = halves
-    .flatMap((half) => half.rows.filter((row) => row.content_url !== null))
-    .sort((a, b) => count(b.n) - count(a.n) || byteOrder(a.content_url as string, b.content_url as string));
+    .flatMap((half) => half.rows)
+    .flatMap((row) => (row.content_url === null ? [] : [{ row, n: count(row.n), bytes: Buffer.from(row.content_url) }]))
+    .sort((a, b) => b.n - a.n || Buffer.compare(a.bytes, b.bytes));
   return {
     total: halves.reduce((sum, half) => sum + half.total, 0),
-    rows: ranked.slice(offset, offset + limit),
+    rows: ranked.slice(offset, offset + limit).map(({ row }) => row),
   };
 }
