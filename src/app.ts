@@ -4,7 +4,7 @@ import type { AppContext } from "./context.ts";
 import { accessIndex } from "./http/access.ts";
 import { openapiPlugin, type RouteWithBody } from "./http/openapi.ts";
 import { httpPlugin, type RouteIndex } from "./http/plugin.ts";
-import { routeBodySchemaIndex, routeMethodIndex } from "./http/routes.ts";
+import { routeBodySchemaIndex, routeMethodIndex, routeSetIndex } from "./http/routes.ts";
 import { accessRequestsModule } from "./modules/access-requests/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
@@ -41,7 +41,14 @@ export function createApp(ctx: AppContext) {
   const roles = serviceRoles(ctx.config.SERVICE_ROLES);
   const api = roles.has("api");
   // Both are built from the routes once they are all declared.
-  let index: RouteIndex = { allowedMethods: () => [], accessOf: () => undefined, bodySchemaOf: () => undefined };
+  let index: RouteIndex = {
+    allowedMethods: () => [],
+    accessOf: () => undefined,
+    bodySchemaOf: () => undefined,
+    shedsWhenFull: () => false,
+  };
+  // Every POST of the ingest module takes its work through the admission gate (ctx.ingestGate).
+  const ingest = servedIf(roles.has("ingest"), () => ingestModule(ctx));
   let routes: () => readonly RouteWithBody[] = () => [];
   const app = new Elysia()
     .use(
@@ -49,11 +56,12 @@ export function createApp(ctx: AppContext) {
         allowedMethods: (path) => index.allowedMethods(path),
         accessOf: (m, r) => index.accessOf(m, r),
         bodySchemaOf: (m, r) => index.bodySchemaOf(m, r),
+        shedsWhenFull: (m, r) => index.shedsWhenFull(m, r),
       }),
     )
     .use(servedIf(api, () => openapiPlugin(() => routes(), ctx.config)))
     .use(healthModule(ctx))
-    .use(servedIf(roles.has("ingest"), () => ingestModule(ctx)))
+    .use(ingest)
     .use(servedIf(api, () => readsModule(ctx)))
     .use(servedIf(api, () => clickTokensModule(ctx)))
     .use(servedIf(api, () => authModule(ctx)))
@@ -75,6 +83,7 @@ export function createApp(ctx: AppContext) {
     allowedMethods: routeMethodIndex(app.routes),
     accessOf: accessIndex(app.routes),
     bodySchemaOf: routeBodySchemaIndex(app.routes),
+    shedsWhenFull: routeSetIndex(ingest.routes.filter((route) => route.method === "POST")),
   };
   routes = () => app.routes;
   return app;

@@ -28,12 +28,25 @@ export class AdmissionGate {
     }
   }
 
+  /**
+   * Throws the 503 problem when a request arriving now would be refused at once:
+   * every slot taken and the queue full. Checked before a request's body is read,
+   * so a request that would be refused costs no parsing.
+   */
+  refuseWhenFull(): void {
+    if (this.#full) throw overloaded(1);
+  }
+
+  get #full(): boolean {
+    return this.concurrency > 0 && this.#active >= this.concurrency && this.#waiting.length >= this.queue;
+  }
+
   #enter(): Promise<void> {
     if (this.#active < this.concurrency) {
       this.#active++;
       return Promise.resolve();
     }
-    if (this.#waiting.length >= this.queue) return Promise.reject(overloaded(1));
+    if (this.#full) return Promise.reject(overloaded(1));
     return new Promise<void>((resolve, reject) => {
       const waiter = {
         admit: () => {

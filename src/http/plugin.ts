@@ -41,6 +41,8 @@ export interface RouteIndex {
   accessOf(method: string, route: string): Access | undefined;
   /** The route's body schema, for the bounded pre-check of its arrays. */
   bodySchemaOf(method: string, route: string): TSchema | undefined;
+  /** Routes behind the ingest admission gate: refused before their body is read while it is full. */
+  shedsWhenFull(method: string, route: string): boolean;
 }
 
 /**
@@ -102,6 +104,10 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
       // 400 empty_body, unless every field of that body is optional: then no body (or an empty one) means {}.
       .onParse({ as: "global" }, async (context) => {
         await admitEarly(context);
+        // A batch the gate would refuse is refused before its body is read: under
+        // overload, the parsing of refused batches took CPU and memory from the
+        // admitted ones (README, Ingest, Backpressure).
+        if (routes.shedsWhenFull(context.request.method, context.route)) ctx.ingestGate.refuseWhenFull();
         const schema = routes.bodySchemaOf(context.request.method, context.route);
         const empty = schema && acceptsEmptyObject(schema) ? {} : undefined;
         if (hasNoBody(context.request)) {

@@ -29,3 +29,11 @@ export function routeBodySchemaIndex(
   }
   return (method, route) => byRoute.get(`${method} ${route}`);
 }
+
+/** Whether a route is one of `routes` (method and route pattern, as Elysia names them). */
+export function routeSetIndex(
+  routes: readonly { method: string; path: string }[],
+): (method: string, route: string) => boolean {
+  const members = new Set(routes.map((route) => `${route.method} ${route.path}`));
+  return (method, route) => members.has(`${method} ${route}`);
+}

@@ -18,7 +18,14 @@ async function scopedApp() {
     scopes: [...principal.scopes],
   });
   return new Elysia()
-    .use(httpPlugin(ctx, { allowedMethods: () => [], accessOf: () => undefined, bodySchemaOf: () => undefined }))
+    .use(
+      httpPlugin(ctx, {
+        allowedMethods: () => [],
+        accessOf: () => undefined,
+        bodySchemaOf: () => undefined,
+        shedsWhenFull: () => false,
+      }),
+    )
     .use(accessPlugin(ctx))
     .get("/any", who, { key: true })
     .get("/read", who, { key: "telemetry:read" })

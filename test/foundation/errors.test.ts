@@ -17,6 +17,7 @@ async function errorApp() {
         allowedMethods: (path) => methods(path),
         accessOf: () => undefined,
         bodySchemaOf: () => undefined,
+        shedsWhenFull: () => false,
       }),
     )
     .post("/echo", ({ body }) => body, {

@@ -66,4 +66,31 @@ describe("ingest admission", () => {
     expect(accepted + shed.length).toBe(bodies.length);
     expect(await storedEvents(agent.id)).toHaveLength(accepted);
   });
+
+  test("while the gate is full, a batch is refused before its body is read; other routes read theirs", async () => {
+    const { ctx, db } = await testRuntime();
+    const shedding = buildContext({ ...ctx.config, INGEST_CONCURRENCY: 1, INGEST_QUEUE: 0 }, ctx.log, db);
+    const app = createApp(shedding);
+    const agent = await createTestOrg({ type: "agent" });
+    // Not JSON: read, it is a 400; refused unread, a 503.
+    const unreadable = "{not json";
+    const held = heldWork();
+    const holding = shedding.ingestGate.run(held.run);
+    try {
+      const shed = await callApp(app, "POST", "/events", { key: agent.key, body: unreadable });
+      expect([shed.status, shed.body.code, shed.headers.get("retry-after")]).toEqual([503, "ingest_overloaded", "1"]);
+      const ended = await callApp(app, "POST", "/sessions/end", { key: agent.key, body: unreadable });
+      expect([ended.status, ended.body.code]).toEqual([503, "ingest_overloaded"]);
+      // The credential is still checked first, and a route outside the gate reads its body.
+      const anonymous = await callApp(app, "POST", "/events", { body: unreadable });
+      expect(anonymous.status).toBe(401);
+      const minted = await callApp(app, "POST", "/click-tokens", { key: agent.key, body: unreadable });
+      expect([minted.status, minted.body.code]).toEqual([400, "malformed_json"]);
+    } finally {
+      held.finish();
+      await holding;
+    }
+    const read = await callApp(app, "POST", "/events", { key: agent.key, body: unreadable });
+    expect([read.status, read.body.code]).toEqual([400, "malformed_json"]);
+  });
 });
