@@ -86,11 +86,27 @@ describe("ingest admission", () => {
       expect(anonymous.status).toBe(401);
       const minted = await callApp(app, "POST", "/click-tokens", { key: agent.key, body: unreadable });
       expect([minted.status, minted.body.code]).toEqual([400, "malformed_json"]);
+      // Ingest health counts a batch refused unread without its events, which were never parsed.
+      const unread = batch([validEvents.retrieved("shed.example.org", { source_role: "origin" })]);
+      expect((await callApp(app, "POST", "/events", { key: agent.key, body: unread })).status).toBe(503);
     } finally {
       held.finish();
       await holding;
     }
     const read = await callApp(app, "POST", "/events", { key: agent.key, body: unreadable });
     expect([read.status, read.body.code]).toEqual([400, "malformed_json"]);
+    await shedding.ingestHealth.flush();
+    const health = await callApp(app, "GET", "/api/v1/identity/ingest-health", { key: agent.key });
+    // Five refusals, newest first: the two 400s read their bodies, the three 503s did not.
+    expect(health.body.hours[0]).toMatchObject({ accepted_events: 0, refused_requests: 5, refused_events: 0 });
+    expect(
+      health.body.refusals.map((r: { path: string; status: number; events: number }) => [r.path, r.status, r.events]),
+    ).toEqual([
+      ["/events", 400, 0],
+      ["/events", 503, 0],
+      ["/click-tokens", 400, 0],
+      ["/sessions/end", 503, 0],
+      ["/events", 503, 0],
+    ]);
   });
 });

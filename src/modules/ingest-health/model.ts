@@ -15,7 +15,10 @@ export const IngestHealthRecord = t.Object({
       hour: t.Date({ description: "Start of the hour (UTC)" }),
       accepted_events: t.Integer({ description: "Events stored (retries of stored events not counted)" }),
       refused_requests: t.Integer(),
-      refused_events: t.Integer({ description: "Events the refused requests carried" }),
+      refused_events: t.Integer({
+        description:
+          "Events the refused requests carried, where their bodies were read: a batch refused unread while ingest was overloaded (503 ingest_overloaded) counts as a request with none",
+      }),
     }),
     { description: "Hours with any ingest, oldest first" },
   ),
