@@ -150,9 +150,9 @@ export async function ingestDocument(
  * Turn fields are kept only as far as both the turn's own level and its session's
  * allow. A document that describes its session declares that level (and stores
  * it); otherwise the session's stored level applies, and a session created by
- * this request without one is `minimal` (fail closed). The stored levels are read
- * by the write, in the statement that claims the sessions, as they stood before
- * it (service.ts): no query of their own. `settle` strips the rows' turns from the
+ * this request without one is `minimal` (fail closed). The stored levels come
+ * back from the statement of the write that claims the sessions (service.ts): no
+ * query of their own. `settle` strips the rows' turns from the
  * turns as sent (a retried write strips afresh) and lists each stripped field
  * (standard 5.7.5: strip, and say so). `checked` and `rows` are one event each.
  */
@@ -181,8 +181,7 @@ function turnsToSettle(
       }
     }
   };
-  const sessionNames = declared ? [] : [...new Set(withTurns.flatMap(({ event }) => nameOf(event) ?? []))];
-  return { turns: { sessionNames, settle }, stripped };
+  return { turns: { settle }, stripped };
 }
 
 /** A content-owner key reports only events whose content_url lies on its verified domains: 403 otherwise. */

@@ -34,9 +34,7 @@ export interface WritePlan {
 
 /** Turn objects whose stored fields depend on their sessions' stored privacy levels (pipeline.ts). */
 export interface PendingTurns {
-  /** Names of the plan's organisation's sessions whose stored level is needed. */
-  sessionNames: readonly string[];
-  /** Strips the plan's turns, given the stored level of each named session that exists. */
+  /** Strips the plan's turns, given the level of each session of its organisation the write claimed, by name. */
   settle(levels: ReadonlyMap<string, PrivacyLevel>): void;
 }
 
@@ -84,12 +82,17 @@ function newSessionIds(sql: Queryable, name: Fragment, orgId: Fragment) {
   ) fresh`;
 }
 
-/** A session row as a claim returns it: its organisation, name, id and agent. */
-type ClaimedSession = [orgId: string, name: string, id: string, agentId: string | null];
+/**
+ * A session row as a claim returns it: its organisation, name, id, agent and
+ * privacy level. A claim never changes the level of a stored session unless its
+ * document declares one (whose turns then take the declared level), so the level
+ * returned is the stored one, or the default `minimal` for a session it creates.
+ */
+type ClaimedSession = [orgId: string, name: string, id: string, agentId: string | null, level: PrivacyLevel];
 
 /** What a claim of sessions (aliased `s`) returns: the columns of ClaimedSession. */
 const returningClaimed = (sql: Queryable) =>
-  sql`RETURNING s.org_id, ${sessionName(sql, "s")} AS name, s.id, s.agent_id`;
+  sql`RETURNING s.org_id, ${sessionName(sql, "s")} AS name, s.id, s.agent_id, s.privacy_level`;
 
 /**
  * Claims every session the plans name (creating unknown ones for their
@@ -111,7 +114,7 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
       const headerClaim = header
         ? tx`header_claim AS (${claimHeaderSession(tx, (plans[0] as WritePlan).orgId, header)}),`
         : tx``;
-      const [claimed] = await tx<{ sessions: ClaimedSession[]; levels: StoredLevel[]; held_from: string | null }[]>`
+      const [claimed] = await tx<{ sessions: ClaimedSession[]; held_from: string | null }[]>`
         WITH ${headerClaim}
         claimed AS (
           INSERT INTO sessions AS s (id, wire_id, org_id, agent_id, started_at, manifest_ref, parent_session_id)
@@ -134,10 +137,11 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
           SELECT * FROM claimed ${header ? tx`UNION ALL SELECT * FROM header_claim` : tx``}
         ),
         bounds AS (${boundSessions(tx, events, tx`owned`)})
-        SELECT (SELECT coalesce(json_agg(json_build_array(org_id, name, id, agent_id)), '[]') FROM owned) AS sessions,
-               ${storedLevels(tx, plans)} AS levels, ${earliestBound(tx)} AS held_from`;
+        SELECT (SELECT coalesce(json_agg(json_build_array(org_id, name, id, agent_id, privacy_level)), '[]') FROM owned)
+                 AS sessions,
+               ${earliestBound(tx)} AS held_from`;
       if (events.length === 0) return [];
-      settleTurns(plans, claimed?.levels ?? []);
+      settleTurns(plans, claimed?.sessions ?? []);
       const rows = withClaimedSessions(events, claimed?.sessions ?? []);
       const held = await storedEventsOf(tx, sessionsOf(rows), claimed?.held_from ?? null, {
         flagsTakenBy: rows.map((row) => row.contentUrl),
@@ -171,33 +175,17 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
   }
 }
 
-/** A stored privacy level as the claims statement reads it: organisation, session name, level. */
-type StoredLevel = [orgId: string, name: string, level: PrivacyLevel];
-
 /**
- * The stored privacy levels of the sessions the plans' turns name, read in the
- * claims statement: its snapshot is from before the statement, so a session it
- * creates has none (its turns are stripped to `minimal`), as when read on its own.
+ * Strips each plan's turns to the levels of its organisation's sessions as the
+ * claims returned them. Read there, by the statement that locks the sessions, the
+ * levels need no lookup of their own, which a planner with stale statistics once
+ * made a scan of all of an organisation's sessions (about 2 ms a session once it had
+ * 8,000, bench:ingest).
  */
-function storedLevels(sql: Queryable, plans: readonly WritePlan[]) {
-  const wanted = plans.flatMap((plan) => (plan.turns?.sessionNames ?? []).map((name) => ({ orgId: plan.orgId, name })));
-  if (wanted.length === 0) return sql`'[]'::json`;
-  // One lookup per name through sessions_org_name (LIMIT 1 keeps the subquery from
-  // being flattened into a join): planned as a join, a stale estimate of a growing
-  // sessions table made it a scan of every session, 1 to 8 ms a write (bench:ingest).
-  return sql`(
-    SELECT coalesce(json_agg(json_build_array(w.org_id, w.name, l.privacy_level)), '[]')
-    FROM unnest(${wanted.map((w) => w.orgId)}::uuid[], ${wanted.map((w) => w.name)}::uuid[]) AS w (org_id, name)
-    CROSS JOIN LATERAL (
-      SELECT privacy_level FROM sessions
-      WHERE org_id = w.org_id AND ${sessionName(sql)} = w.name LIMIT 1
-    ) l)`;
-}
-
-function settleTurns(plans: readonly WritePlan[], levels: readonly StoredLevel[]): void {
+function settleTurns(plans: readonly WritePlan[], claimed: readonly ClaimedSession[]): void {
   for (const plan of plans) {
     if (!plan.turns) continue;
-    const own = levels.filter(([orgId]) => orgId === plan.orgId).map(([, name, level]) => [name, level] as const);
+    const own = claimed.filter(([orgId]) => orgId === plan.orgId).map(([, name, , , level]) => [name, level] as const);
     plan.turns.settle(new Map(own));
   }
 }
