@@ -45,6 +45,7 @@ import { createServerDatabase } from "../test/support/databases.ts";
 import { emitter, type GeneratedEvent, type ShapeName } from "./event-generator.ts";
 import { csvLine, eventRow } from "./event-rows.ts";
 import { freePort } from "./free-port.ts";
+import { backendCpuBetween, backendCpuMs, cpuMsOf } from "./process-cpu.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -285,14 +286,6 @@ async function plainCopy(shape: ShapeName, count: number): Promise<number> {
 // Where the CPU goes: the service process, and the database's backends when the
 // server runs on this machine (their pids from pg_stat_activity, read in /proc).
 
-/** CPU time (user and system) a process has used, in ms; /proc counts it in 1/100 s (USER_HZ). */
-async function cpuMsOf(pid: number): Promise<number | undefined> {
-  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
-  // The fields after the command name, which is in parentheses and may hold spaces: utime is the 14th of all.
-  const fields = stat?.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return fields ? (Number(fields[11]) + Number(fields[12])) * 10 : undefined;
-}
-
 interface CpuSnapshot {
   service: number;
   /** This process, which generates the traffic and the COPY rows on the same cores. */
@@ -312,26 +305,11 @@ const clientCpuMs = () => {
 async function cpuSnapshot(): Promise<CpuSnapshot> {
   const client = clientCpuMs();
   const serviceMs = (await cpuMsOf(service.pid)) ?? 0;
-  if (!scratch) return { service: serviceMs, client };
-  const pids = await sql<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`;
-  const backends = new Map<number, number>();
-  for (const { pid } of pids) {
-    // No such process: it ended since (a TimescaleDB job), or the server is elsewhere.
-    const comm = await readFile(`/proc/${pid}/comm`, "utf8").catch(() => undefined);
-    if (comm === undefined) continue;
-    // Another program under a backend's pid: the server is elsewhere.
-    if (comm.trim() !== "postgres") return { service: serviceMs, client };
-    const used = await cpuMsOf(pid);
-    if (used !== undefined) backends.set(pid, used);
-  }
-  // The bench's own connection is always one of them when the server is here.
-  return backends.size > 0 ? { service: serviceMs, client, backends } : { service: serviceMs, client };
+  const backends = scratch ? await backendCpuMs(sql) : undefined;
+  return backends ? { service: serviceMs, client, backends } : { service: serviceMs, client };
 }
 
-/**
- * CPU per 1,000 events between two snapshots. A backend that started in between
- * counts whole; one that ended in between (a finished TimescaleDB job) is missed.
- */
+/** CPU per 1,000 events between two snapshots (backendCpuBetween). */
 function cpuPerThousand(before: CpuSnapshot, after: CpuSnapshot, events: number): string {
   const per = (used: number) => `${((1000 * used) / events).toFixed(1)} ms`;
   const service = `service ${per(after.service - before.service)}`;
@@ -339,8 +317,7 @@ function cpuPerThousand(before: CpuSnapshot, after: CpuSnapshot, events: number)
   if (!after.backends) {
     return scratch ? `${service}, database not on this machine, ${client}` : `${service} (engine included), ${client}`;
   }
-  let database = 0;
-  for (const [pid, used] of after.backends) database += used - (before.backends?.get(pid) ?? 0);
+  const database = backendCpuBetween(before.backends, after.backends);
   return `${service}, database ${per(database)}, ${client}`;
 }
 

@@ -5,10 +5,13 @@
  *   DATABASE_URL=… bun run bench:insert-paths [--rows 1600] [--rounds 12]
  *
  * Each round writes `rows` new events of the realistic shape (bench/event-generator.ts)
- * in one transaction per path: unnest with ON CONFLICT DO NOTHING and RETURNING
+ * in one transaction, for each path in turn: unnest with ON CONFLICT DO NOTHING and RETURNING
  * (what the event store does, without the counting beside it), unnest without
  * them, a dedupe pre-check followed by plain unnest, and COPY FROM STDIN. Prints
- * the median µs per row over the rounds after two warm-up rounds. Needs a
+ * the median µs per row over the rounds (after two warm-up rounds of every path) and, when the
+ * server runs on this machine, the database's CPU per row over those rounds (its
+ * backends read in /proc). Then, for scale, one COPY of as many rows as all the
+ * rounds wrote, in one statement: what bench:ingest's "plain COPY" does. Needs a
  * TimescaleDB server (the embedded engine cannot take COPY FROM STDIN); the
  * bench creates a database of its own there and drops it afterwards.
  */
@@ -16,6 +19,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.ts";
+import type { Queryable } from "../src/db/sql.ts";
 import { createLogger } from "../src/log.ts";
 import {
   type EventRow,
@@ -29,6 +33,7 @@ import { startRuntime } from "../src/runtime.ts";
 import { createServerDatabase } from "../test/support/databases.ts";
 import { emitter } from "./event-generator.ts";
 import { csvLine, eventRow } from "./event-rows.ts";
+import { backendCpuMs, cpuMsOf } from "./process-cpu.ts";
 
 const { values } = parseArgs({
   options: { rows: { type: "string", default: "1600" }, rounds: { type: "string", default: "12" } },
@@ -72,32 +77,70 @@ const paths: Record<string, (rows: EventRow[]) => Promise<unknown>> = {
       return tx`
         INSERT INTO events (${storedColumnList(tx)}) SELECT ${selectStoredColumns(tx, "n")} FROM ${unnestEvents(tx, rows, "n")}`;
     }),
-  "COPY FROM STDIN": (rows) =>
-    sql.begin(async (tx) => {
-      const columns = storedEventColumns.map((column) => column.name).join(", ");
-      const writable = await tx.unsafe(`COPY events (${columns}) FROM STDIN WITH (FORMAT csv)`).writable();
-      const lines = rows.map(csvLine);
-      await pipeline(Readable.from(lines), writable);
-    }),
+  "COPY FROM STDIN": (rows) => sql.begin((tx) => copyRows(tx, rows)),
 };
 
-const perRow: Record<string, number[]> = Object.fromEntries(Object.keys(paths).map((name) => [name, []]));
-for (let round = 0; round < rounds + 2; round++) {
-  process.stderr.write(`\rround ${round + 1} of ${rounds + 2}`);
-  for (const [name, write] of Object.entries(paths)) {
+async function copyRows(tx: Queryable, rows: EventRow[]): Promise<void> {
+  const columns = storedEventColumns.map((column) => column.name).join(", ");
+  const writable = await tx.unsafe(`COPY events (${columns}) FROM STDIN WITH (FORMAT csv)`).writable();
+  await pipeline(Readable.from(rows.map(csvLine)), writable);
+}
+
+/**
+ * The CPU the database's backends have used, in ms: the pool's connections, as
+ * the warm-up rounds opened them (read once, so that no query of the bench's own
+ * counts); undefined when the server is not on this machine.
+ */
+let backendPids: number[] | undefined;
+async function databaseCpuMs(): Promise<number | undefined> {
+  if (!backendPids) return undefined;
+  let used = 0;
+  for (const pid of backendPids) used += (await cpuMsOf(pid)) ?? 0;
+  return used;
+}
+
+// Warm-up: two rounds of every path, which also open the connections whose CPU is read.
+for (let round = 0; round < 2; round++) for (const write of Object.values(paths)) await write(rowsOf());
+backendPids = [...((await backendCpuMs(sql))?.keys() ?? [])];
+
+// Each path's rounds in a row, so that its database CPU is read once, over all of
+// them (/proc counts in 10 ms steps, more than one write of a few hundred rows).
+const perRow: Record<string, number[]> = {};
+const cpuMs: Record<string, number> = {};
+for (const [name, write] of Object.entries(paths)) {
+  const times: number[] = [];
+  const cpuBefore = await databaseCpuMs();
+  for (let round = 0; round < rounds; round++) {
+    process.stderr.write(`\r${name}: round ${round + 1} of ${rounds}`.padEnd(70));
     const rows = rowsOf();
     const started = performance.now();
     await write(rows);
-    if (round >= 2) perRow[name]?.push(((performance.now() - started) * 1000) / rows.length);
+    times.push(((performance.now() - started) * 1000) / rows.length);
   }
+  perRow[name] = times;
+  cpuMs[name] = ((await databaseCpuMs()) ?? 0) - (cpuBefore ?? 0);
 }
 process.stderr.write("\n");
-console.log(`${rowCount} rows per transaction, median of ${rounds} rounds after 2 warm-up rounds\n`);
-console.log("| write path | µs per row |");
-console.log("|---|---:|");
+const bulkRows = rowCount * rounds;
+const bulk = Array.from({ length: rounds }, rowsOf).flat();
+const bulkCpuBefore = await databaseCpuMs();
+const bulkStarted = performance.now();
+await sql.begin((tx) => copyRows(tx, bulk));
+const bulkUs = ((performance.now() - bulkStarted) * 1000) / bulkRows;
+const bulkCpu = ((await databaseCpuMs()) ?? 0) - (bulkCpuBefore ?? 0);
+
+const cpuCell = (used: number, rowsWritten: number) =>
+  backendPids ? ((used * 1000) / rowsWritten).toFixed(1) : "not on this machine";
+console.log(`${rowCount} rows per transaction, median of ${rounds} rounds per path, after 2 warm-up rounds of each\n`);
+console.log("| write path | µs per row | database CPU, µs per row |");
+console.log("|---|---:|---:|");
 for (const [name, times] of Object.entries(perRow)) {
   times.sort((a, b) => a - b);
-  console.log(`| ${name} | ${(times[Math.floor(times.length / 2)] as number).toFixed(1)} |`);
+  const median = (times[Math.floor(times.length / 2)] as number).toFixed(1);
+  console.log(`| ${name} | ${median} | ${cpuCell(cpuMs[name] ?? 0, rowCount * rounds)} |`);
 }
+console.log(
+  `| COPY FROM STDIN, ${bulkRows} rows in one statement | ${bulkUs.toFixed(1)} | ${cpuCell(bulkCpu, bulkRows)} |`,
+);
 await db.close();
 await scratch.drop();
