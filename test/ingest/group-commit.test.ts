@@ -9,6 +9,7 @@ import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
+import { storedEvents } from "../support/telemetry-store.ts";
 
 /** The service's default event-age window. */
 const ageLimits = { maxAgeDays: 3650, maxFutureSeconds: 300 };
@@ -154,6 +155,27 @@ describe("group commit", () => {
       { org_id: reporter.orgId, wire_id: null },
       { org_id: other.orgId, wire_id: name },
     ]);
+  });
+
+  test("turns in one transaction keep what the stored level of their own organisation's session allows, where two organisations use one name", async () => {
+    const declaredFull = await createTestOrg({ type: "agent" });
+    const other = await createTestOrg({ type: "agent" });
+    const started = await call("POST", "/sessions/start", { key: declaredFull.key, body: { privacy_level: "full" } });
+    const name = started.body.session_id as string;
+    const turn = () =>
+      validEvents.turnStarted({
+        turn: { privacy_level: "full", query_text: "q", query_intent: "how_to", query_tokens: 3 },
+      });
+    const writes = await queuedWriter(writerOf(declaredFull.id));
+    await writes.post(name, [turn()]);
+    // The other organisation's first use of the name: a session of its own, minimal (sql/067).
+    await writes.post(name, [turn()], writerOf(other.id));
+    expect(fulfilled(await writes.release())).toEqual([1, 1, 1]);
+    const turnOf = async (orgId: string) => (await storedEvents(orgId)).find((event) => event.turn)?.turn;
+    expect(await turnOf(declaredFull.id)).toMatchObject({ privacy_level: "full", query_text: "q" });
+    const stripped = await turnOf(other.id);
+    expect(stripped).toMatchObject({ privacy_level: "minimal", query_tokens: 3 });
+    expect(stripped).not.toHaveProperty("query_text");
   });
 });
 
