@@ -101,7 +101,8 @@ async function databaseCpuMs(): Promise<number | undefined> {
 
 // Warm-up: two rounds of every path, which also open the connections whose CPU is read.
 for (let round = 0; round < 2; round++) for (const write of Object.values(paths)) await write(rowsOf());
-backendPids = [...((await backendCpuMs(sql))?.keys() ?? [])];
+const backends = await backendCpuMs(sql);
+backendPids = backends && [...backends.keys()];
 
 // Each path's rounds in a row, so that its database CPU is read once, over all of
 // them (/proc counts in 10 ms steps, more than one write of a few hundred rows).
@@ -131,7 +132,10 @@ const bulkCpu = ((await databaseCpuMs()) ?? 0) - (bulkCpuBefore ?? 0);
 
 const cpuCell = (used: number, rowsWritten: number) =>
   backendPids ? ((used * 1000) / rowsWritten).toFixed(1) : "not on this machine";
-console.log(`${rowCount} rows per transaction, median of ${rounds} rounds per path, after 2 warm-up rounds of each\n`);
+console.log(`${rowCount} rows per transaction, median of ${rounds} rounds per path, after 2 warm-up rounds of each`);
+// /proc counts CPU in 10 ms steps: over a path's rounds, that is this much a row.
+if (backendPids) console.log(`database CPU read in steps of ${(10_000 / (rowCount * rounds)).toFixed(1)} µs a row`);
+console.log("");
 console.log("| write path | µs per row | database CPU, µs per row |");
 console.log("|---|---:|---:|");
 for (const [name, times] of Object.entries(perRow)) {
