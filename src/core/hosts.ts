@@ -38,11 +38,16 @@ export function normalizeDomain(input: string): string {
   return host;
 }
 
+/** The host of a parsed URL in the same canonical form, or null when it has none. */
+export function hostOfParsedUrl(url: URL): string | null {
+  const host = url.hostname.replace(/\.$/, "").toLowerCase();
+  return host === "" ? null : host;
+}
+
 /** The host of a URL in the same canonical form, or null when the URL has none. */
 export function hostOfUrl(url: string): string | null {
   try {
-    const host = new URL(url).hostname.replace(/\.$/, "").toLowerCase();
-    return host === "" ? null : host;
+    return hostOfParsedUrl(new URL(url));
   } catch {
     return null;
   }

@@ -1,4 +1,4 @@
-import { hostOfUrl } from "./hosts.ts";
+import { hostOfParsedUrl } from "./hosts.ts";
 
 // RFC 3339 date-time: an explicit offset is required so no timestamp depends on a server's zone.
 const isoDateTime = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
@@ -37,7 +37,7 @@ export function httpUrlHost(url: string): { host: string } | { reason: string } 
     return { reason: "is not an absolute URL" };
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return { reason: "must be an http or https URL" };
-  const host = hostOfUrl(url);
+  const host = hostOfParsedUrl(parsed);
   return host ? { host } : { reason: "has no host" };
 }
 
