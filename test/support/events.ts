@@ -1,5 +1,6 @@
 import { hostOfUrl } from "../../src/core/hosts.ts";
 import type { Sql } from "../../src/db/sql.ts";
+import type { EventRow } from "../../src/modules/ingest/event-columns.ts";
 import { writeEvents } from "../../src/modules/ingest/event-store.ts";
 
 /** One raw event as the ingest side stores it; omitted fields get plausible defaults. */
@@ -16,32 +17,33 @@ export interface TestEvent {
   data?: Record<string, unknown>;
 }
 
+/** A test event as the event store takes it; content_host derived from content_url the way ingest normalises it. */
+export function eventRowOf(event: TestEvent): EventRow {
+  return {
+    eventTime: event.event_time,
+    eventId: event.event_id ?? crypto.randomUUID(),
+    orgId: event.org_id,
+    eventType: event.event_type ?? "content_retrieved",
+    sourceRole: event.source_role ?? "agent",
+    contentUrl: event.content_url ?? null,
+    contentHost: event.content_url ? hostOfUrl(event.content_url) : null,
+    agentId: event.agent_id ?? null,
+    sessionId: event.session_id ?? null,
+    contentId: null,
+    contentTelemetryId: null,
+    turnId: null,
+    outputId: null,
+    presentationId: null,
+    signatureStatus: "unverified",
+    data: event.data ?? {},
+    turn: null,
+  };
+}
+
 /**
  * Stores events through the event store (the read side's tests do not depend on
- * the ingest endpoint), counted as ingest counts them. content_host is derived
- * from content_url the way ingest normalises it.
+ * the ingest endpoint), counted as ingest counts them.
  */
 export async function insertEvents(sql: Sql, events: readonly TestEvent[]): Promise<void> {
-  await writeEvents(
-    sql,
-    events.map((event) => ({
-      eventTime: event.event_time,
-      eventId: event.event_id ?? crypto.randomUUID(),
-      orgId: event.org_id,
-      eventType: event.event_type ?? "content_retrieved",
-      sourceRole: event.source_role ?? "agent",
-      contentUrl: event.content_url ?? null,
-      contentHost: event.content_url ? hostOfUrl(event.content_url) : null,
-      agentId: event.agent_id ?? null,
-      sessionId: event.session_id ?? null,
-      contentId: null,
-      contentTelemetryId: null,
-      turnId: null,
-      outputId: null,
-      presentationId: null,
-      signatureStatus: "unverified",
-      data: event.data ?? {},
-      turn: null,
-    })),
-  );
+  await writeEvents(sql, events.map(eventRowOf));
 }
