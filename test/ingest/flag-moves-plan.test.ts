@@ -7,10 +7,14 @@ import { testRuntime } from "../support/runtime.ts";
 
 const dayMs = 86_400_000;
 
-/** A time, years back, whose chunk of `events` (7 days) does not exist yet. */
+/**
+ * 06:00 UTC of a day years back whose chunk of `events` does not exist yet. Chunks
+ * span 7 days from midnight UTC, so the two hours from then on lie in that one chunk.
+ */
 async function timeOfNewChunk(sql: Sql): Promise<number> {
   for (;;) {
-    const time = Date.now() - (1000 + Math.floor(Math.random() * 2000)) * dayMs;
+    const day = Math.floor(Date.now() / dayMs) - 1000 - Math.floor(Math.random() * 2000);
+    const time = day * dayMs + 6 * 3_600_000;
     const [found] = await sql<{ n: number }[]>`
       SELECT count(*)::int AS n FROM timescaledb_information.chunks
       WHERE hypertable_name = 'events' AND range_start <= ${new Date(time)} AND range_end > ${new Date(time + 2 * 3_600_000)}`;
