@@ -68,7 +68,7 @@ test("a write that moves flags looks the moved events up, not every event of a c
       flagsTakenBy: arriving.map((row) => row.contentUrl),
     });
     const before = await rowsRead(tx, chunk);
-    await storeCounted(tx, arriving, held, "refuse");
+    await storeCounted(tx, arriving, held, "refuse").answer;
     const read = (await rowsRead(tx, chunk)) - before;
     const holders = await tx<{ earlier: boolean }[]>`
       SELECT event_time < ${new Date(start + 60_000)} AS earlier FROM events

@@ -29,6 +29,9 @@ import {
  * 3. the flags, computed here; then one statement inserts the new events with
  *    theirs, updates stored events whose flag a late event took over, and records
  *    new hosts and the domain firsts that unions of owner domains count from.
+ *
+ * Three round trips: BEGIN goes out with the first statement (patches/README.md)
+ * and COMMIT with the last (LastStatement).
  */
 
 /**
@@ -237,16 +240,16 @@ export type StoredEvents = "refuse" | "skip";
  * could take (storedEventsOf): each new event is inserted with its flags, flags a
  * late event takes over are moved, new hosts and domain firsts are recorded. An
  * event already stored, a retry, fails the write or is skipped (`stored`). Runs
- * inside the caller's transaction, after the bounds of the rows' sessions.
- * Returns, for each row, whether this write inserted it (not a retry of a stored
- * event, nor a repeat of an earlier row).
+ * inside the caller's transaction, after the bounds of the rows' sessions, as its
+ * last statement: the answer says, for each row, whether this write inserted it
+ * (not a retry of a stored event, nor a repeat of an earlier row).
  */
-export async function storeCounted(
+export function storeCounted(
   sql: Queryable,
   rows: readonly EventRow[],
   held: readonly HeldEvent[],
   stored: StoredEvents,
-): Promise<boolean[]> {
+): LastStatement<boolean[]> {
   const inserts: EventRow[] = [];
   const arriving: CountedEvent[] = [];
   const keys: string[] = [];
@@ -281,7 +284,7 @@ export async function storeCounted(
   inSessions.forEach((i, j) => {
     insertFlags[i] = arrivingFlags[j] as Flags;
   });
-  const inserted = await applyWrite(
+  const written = applyWrite(
     sql,
     {
       inserts,
@@ -292,7 +295,25 @@ export async function storeCounted(
     },
     stored,
   );
-  return keys.map((key, i) => (isFirst[i] as boolean) && (inserted === "all" || inserted.has(key)));
+  return new LastStatement(
+    written.then((inserted) =>
+      keys.map((key, i) => (isFirst[i] as boolean) && (inserted === "all" || inserted.has(key))),
+    ),
+  );
+}
+
+/**
+ * A transaction's last statement, sent and not yet answered. Returned from
+ * inWriteTransaction's `write`, it lets sql.begin send COMMIT right behind it,
+ * one round trip fewer. Should the statement fail, the transaction is aborted
+ * and PostgreSQL ends it at that COMMIT (answering ROLLBACK), so the failure is
+ * read from `answer`, after.
+ */
+export class LastStatement<T> {
+  constructor(readonly answer: Promise<T>) {
+    // Read by inWriteTransaction once the transaction has ended; never unhandled meanwhile.
+    answer.catch(() => {});
+  }
 }
 
 /**
@@ -304,7 +325,7 @@ async function applyWrite(sql: Queryable, write: CountedWrite, stored: StoredEve
   const { inserts, insertFlags, moves, domainFirsts, hosts } = write;
   const skipping = stored === "skip";
   const movedTimes = moves.map(({ event }) => event.timeUs);
-  const [result] = await sql<{ inserted: [string, string, string][] | null }[]>`
+  const statement = sql<{ inserted: [string, string, string][] | null }[]>`
     WITH inserted AS (
       INSERT INTO events (${storedColumnList(sql)}, first_in, first_domain, first_domain_role, first_domain_reporter)
       SELECT ${selectStoredColumns(sql, "n")}, n.first_in, n.first_domain, n.first_domain_role, n.first_domain_reporter
@@ -377,6 +398,8 @@ async function applyWrite(sql: Queryable, write: CountedWrite, stored: StoredEve
               FROM (SELECT count(*) AS n FROM inserted) c`
         : sql`SELECT NULL AS inserted`
     }`;
+  // Sent now, so that a caller may end the transaction before the answer comes.
+  const [result] = await statement.execute();
   if (!result?.inserted) return "all";
   return new Set(
     result.inserted.map(([orgId, eventId, timeUs]) => eventKey({ orgId, eventId, timeUs: Number(timeUs) })),
@@ -402,16 +425,19 @@ function metStoredEvent(error: unknown): boolean {
  * skipping them when it met one; and once more when PostgreSQL broke a deadlock
  * by aborting it: two writes that lock the same sessions in different statements
  * (a claim and a bound) can meet in the wrong order, and the retry then waits its turn.
+ * A `write` that returns its last statement unanswered (LastStatement) gets that
+ * statement's answer, read after COMMIT.
  */
 export async function inWriteTransaction<T>(
   sql: Sql,
-  write: (tx: Queryable, stored: StoredEvents) => Promise<T>,
+  write: (tx: Queryable, stored: StoredEvents) => Promise<T | LastStatement<T>>,
 ): Promise<T> {
   let stored: StoredEvents = "refuse";
   let deadlocks = 0;
   for (;;) {
     try {
-      return (await sql.begin((tx) => write(tx, stored))) as T;
+      const written = await sql.begin((tx) => write(tx, stored));
+      return written instanceof LastStatement ? await written.answer : (written as T);
     } catch (error) {
       const deadlock = error instanceof postgres.PostgresError && error.code === deadlockDetected;
       if (stored === "refuse" && metStoredEvent(error)) stored = "skip";
@@ -426,14 +452,15 @@ export async function inWriteTransaction<T>(
  */
 export async function writeEvents(sql: Sql, rows: readonly EventRow[]): Promise<number> {
   if (rows.length === 0) return 0;
-  return inWriteTransaction(sql, async (tx, stored) => {
+  const inserted = await inWriteTransaction(sql, async (tx, stored) => {
     const [bounded] = await tx<{ held_from: string | null }[]>`
       WITH bounds AS (${boundSessions(tx, rows)}) SELECT ${earliestBound(tx)} AS held_from`;
     const held = await storedEventsOf(tx, sessionsOf(rows), bounded?.held_from ?? null, {
       flagsTakenBy: rows.map((row) => row.contentUrl),
     });
-    return (await storeCounted(tx, rows, held, stored)).filter(Boolean).length;
+    return storeCounted(tx, rows, held, stored);
   });
+  return inserted.filter(Boolean).length;
 }
 
 /**
