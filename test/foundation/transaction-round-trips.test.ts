@@ -1,7 +1,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
 import type { Sql } from "../../src/db/sql.ts";
-import { inWriteTransaction, LastStatement } from "../../src/modules/ingest/event-store.ts";
+import { inWriteTransaction, LastStatement, writeEvents } from "../../src/modules/ingest/event-store.ts";
+import { eventRowOf } from "../support/events.ts";
+import { createTestOrg } from "../support/fixtures.ts";
 import { testRuntime } from "../support/runtime.ts";
 
 /**
@@ -12,6 +14,7 @@ import { testRuntime } from "../support/runtime.ts";
 async function holdingRelay(databaseUrl: string) {
   const target = new URL(databaseUrl);
   let holding = false;
+  let holdFrom: string | undefined;
   let sent = "";
   const held: (() => void)[] = [];
   const server = Bun.listen<{ upstream?: Bun.Socket; early: Uint8Array[] }>({
@@ -38,7 +41,13 @@ async function holdingRelay(databaseUrl: string) {
         for (const chunk of client.data.early) upstream.write(chunk);
       },
       data(client, chunk) {
-        sent += Buffer.from(chunk).toString("latin1");
+        const text = Buffer.from(chunk).toString("latin1");
+        if (holdFrom && text.includes(holdFrom)) {
+          holdFrom = undefined;
+          holding = true;
+          sent = "";
+        }
+        sent += text;
         if (client.data.upstream) client.data.upstream.write(chunk);
         else client.data.early.push(new Uint8Array(chunk));
       },
@@ -54,11 +63,18 @@ async function holdingRelay(databaseUrl: string) {
       holding = true;
       sent = "";
     },
-    /** What the client has sent since `hold`, once it contains `text` (or a second after the hold began without it). */
-    async sentOnceItHas(text: string): Promise<string> {
+    /** Holds the database's answers from the moment the client sends `text` on. */
+    holdOnceSent(text: string) {
+      holdFrom = text;
+    },
+    /** What the client has sent since the hold began, once `done` says so of it (or a second after the hold began). */
+    async sentOnce(done: (sent: string) => boolean): Promise<string> {
       while (!holding) await Bun.sleep(1);
-      for (let waited = 0; !sent.includes(text) && waited < 1000; waited += 10) await Bun.sleep(10);
+      for (let waited = 0; !done(sent) && waited < 1000; waited += 10) await Bun.sleep(10);
       return sent;
+    },
+    sentOnceItHas(text: string): Promise<string> {
+      return this.sentOnce((sent) => sent.includes(text));
     },
     release() {
       holding = false;
@@ -68,6 +84,9 @@ async function holdingRelay(databaseUrl: string) {
     stop: () => server.stop(true),
   };
 }
+
+/** Statements sent in what a client sent: each ends with a Sync message. */
+const statementsIn = (sent: string) => sent.split("S\u0000\u0000\u0000\u0004").length - 1;
 
 describe("round trips of a transaction (patches/README.md)", async () => {
   const { db } = await testRuntime();
@@ -129,6 +148,59 @@ describe("round trips of a transaction (patches/README.md)", async () => {
       await failed.catch(() => {});
       expect([...(await sql`SELECT n FROM ${sql(table)} WHERE n = 1`)]).toEqual([]);
     }));
+
+  test("a first statement that cannot be sent (an undefined value) fails its transaction alone, and the connection serves on", () =>
+    throughRelay(async (sql) => {
+      const failed = sql.begin(async (tx) => tx`SELECT ${undefined as unknown as number} AS nothing`);
+      expect(failed).rejects.toThrow("Undefined values are not allowed");
+      await failed.catch(() => {});
+      expect([...(await sql`SELECT 1 AS n`)]).toEqual([{ n: 1 }]);
+    }));
+
+  test("a counted write sends COMMIT with its insert, and a retry of stored events goes the same way, skipping them", async () => {
+    const org = await createTestOrg({ type: "agent" });
+    const rowsOfNewSession = (data: Record<string, unknown>) => {
+      const sessionId = crypto.randomUUID();
+      return [1, 2, 3].map((n) =>
+        eventRowOf({
+          event_time: new Date(Date.now() - n * 1000),
+          org_id: org.id,
+          session_id: sessionId,
+          content_url: `https://round-trips.example.org/${n}`,
+          data,
+        }),
+      );
+    };
+    // Each statement with parameters is described before its first use on a
+    // connection, a round trip of its own; a first write prepares them all.
+    const rows = rowsOfNewSession({ mark: "held-insert" });
+    await throughRelay(async (sql) => {
+      expect(await writeEvents(sql, rowsOfNewSession({}))).toBe(3);
+      relay.holdOnceSent("held-insert");
+      const written = writeEvents(sql, rows);
+      const sent = await relay.sentOnce((sent) => statementsIn(sent) >= 2);
+      relay.release();
+      expect(await written).toBe(3);
+      // The insert and COMMIT, both sent before the insert's answer.
+      expect(statementsIn(sent)).toBe(2);
+      // Sent again: the insert meets the stored events, the transaction ends at its
+      // COMMIT, and the write is sent once more skipping them.
+      expect(await writeEvents(sql, rows)).toBe(0);
+      const [stored] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM events WHERE org_id = ${org.id}`;
+      expect(stored?.n).toBe(6);
+    });
+  });
+
+  test("a counted write whose rows cannot be sent fails before COMMIT: nothing of it is stored", async () => {
+    const org = await createTestOrg({ type: "agent" });
+    const sessionId = crypto.randomUUID();
+    const row = eventRowOf({ event_time: new Date(), org_id: org.id, session_id: sessionId, data: { n: 1n } });
+    const { db } = await testRuntime();
+    expect(writeEvents(db.sql, [row])).rejects.toThrow("BigInt");
+    const [bounds] = await db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM session_bounds WHERE session_id = ${sessionId}::uuid`;
+    expect(bounds?.n).toBe(0);
+  });
 
   test("a write's last statement goes out with COMMIT, not before COMMIT", () =>
     throughRelay(async (sql) => {

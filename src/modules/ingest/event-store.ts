@@ -321,7 +321,7 @@ export class LastStatement<T> {
  * or "all" when it inserted every one (the rule: retries are rare), which spares
  * building, sending and reading a key per event.
  */
-async function applyWrite(sql: Queryable, write: CountedWrite, stored: StoredEvents): Promise<Set<string> | "all"> {
+function applyWrite(sql: Queryable, write: CountedWrite, stored: StoredEvents): Promise<Set<string> | "all"> {
   const { inserts, insertFlags, moves, domainFirsts, hosts } = write;
   const skipping = stored === "skip";
   const movedTimes = moves.map(({ event }) => event.timeUs);
@@ -398,12 +398,14 @@ async function applyWrite(sql: Queryable, write: CountedWrite, stored: StoredEve
               FROM (SELECT count(*) AS n FROM inserted) c`
         : sql`SELECT NULL AS inserted`
     }`;
-  // Sent now, so that a caller may end the transaction before the answer comes.
-  const [result] = await statement.execute();
-  if (!result?.inserted) return "all";
-  return new Set(
-    result.inserted.map(([orgId, eventId, timeUs]) => eventKey({ orgId, eventId, timeUs: Number(timeUs) })),
-  );
+  // Sent now, so that a caller may end the transaction before the answer comes;
+  // built before, so that rows that cannot be sent throw here, before any COMMIT.
+  return statement.execute().then(([result]) => {
+    if (!result?.inserted) return "all";
+    return new Set(
+      result.inserted.map(([orgId, eventId, timeUs]) => eventKey({ orgId, eventId, timeUs: Number(timeUs) })),
+    );
+  });
 }
 
 const deadlockDetected = "40P01";
