@@ -46,10 +46,10 @@ test("a write that moves flags looks the moved events up, not every event of a c
   // The chunk is made by one event, then kept from autovacuum, so its statistics stay missing.
   await insertEvents(sql, [event(start + 3_600_000, "https://moves.example/first")]);
   const [created] = await sql<{ chunk: string }[]>`
-    SELECT format('%I.%I', chunk_schema, chunk_name) AS chunk FROM timescaledb_information.chunks
+    SELECT format('%s.%s', chunk_schema, chunk_name) AS chunk FROM timescaledb_information.chunks
     WHERE hypertable_name = 'events' AND range_start <= ${new Date(start)} AND range_end > ${new Date(start)}`;
   const chunk = created?.chunk as string;
-  await sql.unsafe(`ALTER TABLE ${chunk} SET (autovacuum_enabled = false)`);
+  await sql`ALTER TABLE ${sql(chunk)} SET (autovacuum_enabled = false)`;
   // 30,000 events outside any session over the hour, then the session's 1,000, each URL's in a block of its own.
   const hourOf = (i: number, of: number) => start + 60_000 + Math.floor((i * 3_540_000) / of);
   await insertEvents(
