@@ -1,6 +1,11 @@
 import { expect, test } from "bun:test";
+import { connect } from "../../src/db/client.ts";
+import { migrate } from "../../src/db/migrate.ts";
 import type { Queryable, Sql } from "../../src/db/sql.ts";
-import { storeCounted, storedEventsOf } from "../../src/modules/ingest/event-store.ts";
+import { createLogger } from "../../src/log.ts";
+import { inWriteTransaction, storeCounted, storedEventsOf } from "../../src/modules/ingest/event-store.ts";
+import { createOrganization } from "../../src/modules/organizations/service.ts";
+import { scratchDatabase } from "../support/databases.ts";
 import { eventRowOf, insertEvents } from "../support/events.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { testRuntime } from "../support/runtime.ts";
@@ -78,4 +83,70 @@ test("a write that moves flags looks the moved events up, not every event of a c
     // The stored holders looked up one by one; a join by sorting or hashing read the hour's 31,000 events.
     expect(read).toBeLessThanOrEqual(2 * arriving.length);
   });
+});
+
+test("a write that moves flags keeps looking the moved events up as its chunk grows under a kept plan", async () => {
+  // A database of its own: a plan for `events` covers every chunk, and other tests' chunks would change it.
+  const db = await scratchDatabase();
+  // One connection, so that every write meets the plans its earlier writes left.
+  const writer = connect(db.url, 1);
+  try {
+    await migrate(db.sql, createLogger("error"));
+    // PostgreSQL keeps one plan for a prepared statement once it judges it no
+    // dearer than planning each run afresh, as it does while `events` has few
+    // chunks. Forced, so that the test does not hang on that judgement.
+    await writer`SET plan_cache_mode = force_generic_plan`;
+    const reporter = await createOrganization(writer, { name: "Grows", orgType: "platform" });
+    const sessionId = crypto.randomUUID();
+    const start = await timeOfNewChunk(writer);
+    const first = start + 3_600_000;
+    const event = (at: number, page: string) => ({
+      event_time: new Date(at),
+      org_id: reporter.id,
+      session_id: sessionId,
+      content_url: `https://grows.example/${page}`,
+    });
+
+    await insertEvents(writer, [event(first, "first")]);
+    const [created] = await writer<{ chunk: string }[]>`
+      SELECT format('%s.%s', chunk_schema, chunk_name) AS chunk FROM timescaledb_information.chunks
+      WHERE hypertable_name = 'events'`;
+    const chunk = created?.chunk as string;
+    // No ANALYZE of the chunk, which would make PostgreSQL plan the statements again.
+    await writer`ALTER TABLE ${writer(chunk)} SET (autovacuum_enabled = false)`;
+
+    // Each write takes the session's flags with an event earlier than every event stored (a move),
+    // and brings 99 events later than all of them, each on a URL of its own.
+    let earliest = first;
+    let latest = first + 1000;
+    let writes = 0;
+    /** Writes 100 events through the write path; returns the rows of the chunk its last statement read. */
+    const write = () =>
+      inWriteTransaction(writer, async (tx, stored) => {
+        writes++;
+        earliest -= 1000;
+        const late = Array.from({ length: 99 }, (_, i) => event(latest + 10 * (i + 1), `w${writes}-${i}`));
+        latest += 1000;
+        const arriving = [event(earliest, "first"), ...late].map(eventRowOf);
+        const held = await storedEventsOf(tx, [sessionId], new Date(start).toISOString(), {
+          flagsTakenBy: arriving.map((row) => row.contentUrl),
+        });
+        const before = await rowsRead(tx, chunk);
+        await storeCounted(tx, arriving, held, stored).answer;
+        return (await rowsRead(tx, chunk)) - before;
+      });
+    // The statements are planned while the chunk holds a single event.
+    await write();
+    // The chunk grows from 101 events to over 30,000, none of them in the session.
+    await writer`
+      INSERT INTO events (event_time, event_id, org_id, event_type, source_role)
+      SELECT ${new Date(start)}::timestamptz + g * interval '200 milliseconds', gen_random_uuid(), ${reporter.id}::uuid,
+             'content_retrieved', 'agent'
+      FROM generate_series(1, 30000) g`;
+    // The moved event looked up through an index; the plan made for the small chunk scanned all of it.
+    expect(await write()).toBeLessThanOrEqual(10);
+  } finally {
+    await writer.end({ timeout: 5 });
+    await db.close();
+  }
 });

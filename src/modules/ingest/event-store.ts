@@ -423,6 +423,18 @@ function metStoredEvent(error: unknown): boolean {
 }
 
 /**
+ * Makes PostgreSQL plan each statement of the transaction for its own values and
+ * the tables as they are now. Left to itself, it may keep one plan for a prepared
+ * statement after five runs; but `events` takes every write into its newest chunk,
+ * which grows from empty, and the plan kept from when the chunk was small scans it:
+ * a write that moved a flag then read the whole chunk, until autovacuum analysed
+ * it (test/ingest/flag-moves-plan.test.ts). Planning anew costs about as much as
+ * PostgreSQL already spent, as it planned most runs afresh anyway. Sent behind
+ * BEGIN, in the same round trip as the write's first statement.
+ */
+const planEachRun = (tx: Queryable) => tx`SELECT set_config('plan_cache_mode', 'force_custom_plan', true)`.execute();
+
+/**
  * Runs `write` in a transaction, refusing stored events (StoredEvents); once more
  * skipping them when it met one; and once more when PostgreSQL broke a deadlock
  * by aborting it: two writes that lock the same sessions in different statements
@@ -438,7 +450,9 @@ export async function inWriteTransaction<T>(
   let deadlocks = 0;
   for (;;) {
     try {
-      const written = await sql.begin((tx) => write(tx, stored));
+      const written = await sql.begin((tx) =>
+        Promise.all([planEachRun(tx), write(tx, stored)]).then(([, statement]) => statement),
+      );
       return written instanceof LastStatement ? await written.answer : (written as T);
     } catch (error) {
       const deadlock = error instanceof postgres.PostgresError && error.code === deadlockDetected;
