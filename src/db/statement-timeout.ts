@@ -11,9 +11,9 @@ export async function withStatementTimeout<T>(sql: Sql, timeoutMs: number, work:
   const result = await sql.begin("isolation level repeatable read read only", (tx) => {
     // Sent now, ahead of work's first statement, without waiting for its answer: a
     // transaction's statements run in the order sent, and should it fail, the
-    // statements behind it fail too (postgres.js rethrows its error). BEGIN itself
-    // still waits for its answer: sending it ahead takes a reserved connection, and
-    // saved nothing measurable (docs/benchmarks.md, "BEGIN sent with the first statement").
+    // statements behind it fail too (postgres.js rethrows its error). BEGIN, which
+    // carries the isolation level, still waits for its answer: the patched
+    // `sql.begin` sends only a plain BEGIN ahead (patches/README.md).
     tx`SELECT set_config('statement_timeout', ${String(timeoutMs)}, true)`.execute();
     // A transaction answers every query a pool does; the reads take the pool type.
     return work(tx as unknown as Sql);
