@@ -12,7 +12,7 @@ import type { Logger } from "./log.ts";
 import { createMailer } from "./modules/auth/mailer.ts";
 import { systemDomainProbe } from "./modules/domains/probe.ts";
 import { GroupWriter, ingestTransactionsFor } from "./modules/ingest/group-writer.ts";
-import { recountSessions } from "./modules/ingest/service.ts";
+import { flagUpdatesOn, recountSessions } from "./modules/ingest/service.ts";
 import { IngestHealth } from "./modules/ingest-health/service.ts";
 import { KeyAuthenticator } from "./modules/keys/authenticator.ts";
 import { loadWebhookSecretBox } from "./modules/webhooks/secret-key.ts";
@@ -43,6 +43,7 @@ export function buildContext(
       db.sql,
       ingestTransactionsFor(db.kind, config.INGEST_TRANSACTIONS),
       2 * ingestLimits.maxEventsPerBatch,
+      flagUpdatesOn(db.kind),
     ),
     ingestHealth: new IngestHealth(db.sql, log),
     mailer: createMailer(config, db.sql, log),
@@ -64,7 +65,7 @@ export async function startRuntime(
   const db = await openDatabase(config, log, options);
   try {
     await migrate(db.sql, log);
-    const recounted = await recountSessions(db.sql);
+    const recounted = await recountSessions(db.sql, flagUpdatesOn(db.kind));
     if (recounted > 0) log.info("sessions recounted from their stored events", { sessions: recounted });
     db.ready();
     const webhookSecrets = loadWebhookSecretBox(config, { kind: db.kind, inMemory: options.inMemory === true }, log);

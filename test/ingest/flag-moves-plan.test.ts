@@ -6,7 +6,7 @@ import { createLogger } from "../../src/log.ts";
 import { inWriteTransaction, storeCounted, storedEventsOf } from "../../src/modules/ingest/event-store.ts";
 import { createOrganization } from "../../src/modules/organizations/service.ts";
 import { scratchDatabase } from "../support/databases.ts";
-import { eventRowOf, insertEvents } from "../support/events.ts";
+import { eventRowOf, insertEvents, testFlagUpdates } from "../support/events.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { testRuntime } from "../support/runtime.ts";
 
@@ -73,7 +73,7 @@ test("a write that moves flags looks the moved events up, not every event of a c
       flagsTakenBy: arriving.map((row) => row.contentUrl),
     });
     const before = await rowsRead(tx, chunk);
-    await storeCounted(tx, arriving, held, "refuse").answer;
+    await storeCounted(tx, arriving, held, "refuse", testFlagUpdates).answer;
     const read = (await rowsRead(tx, chunk)) - before;
     const holders = await tx<{ earlier: boolean }[]>`
       SELECT event_time < ${new Date(start + 60_000)} AS earlier FROM events
@@ -132,7 +132,7 @@ test("a write that moves flags keeps looking the moved events up as its chunk gr
           flagsTakenBy: arriving.map((row) => row.contentUrl),
         });
         const before = await rowsRead(tx, chunk);
-        await storeCounted(tx, arriving, held, stored).answer;
+        await storeCounted(tx, arriving, held, stored, testFlagUpdates).answer;
         return (await rowsRead(tx, chunk)) - before;
       });
     // The statements are planned while the chunk holds a single event.

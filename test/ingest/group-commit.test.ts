@@ -3,6 +3,7 @@ import type { Principal } from "../../src/core/caller.ts";
 import { GroupWriter } from "../../src/modules/ingest/group-writer.ts";
 import { ingestDocument } from "../../src/modules/ingest/pipeline.ts";
 import type { WritePlan } from "../../src/modules/ingest/service.ts";
+import { flagUpdatesOn } from "../../src/modules/ingest/service.ts";
 import { buildContext } from "../../src/runtime.ts";
 import { flagMismatches, storedFlags } from "../support/first-flags.ts";
 import { createTestOrg } from "../support/fixtures.ts";
@@ -32,7 +33,7 @@ const agent = async () => writerOf((await createTestOrg({ type: "agent" })).id);
  */
 async function queuedWriter(principal: Principal) {
   const { ctx } = await testRuntime();
-  const writer = new GroupWriter(ctx.sql, 1, 2000);
+  const writer = new GroupWriter(ctx.sql, 1, 2000, flagUpdatesOn(ctx.db.kind));
   const blocked = crypto.randomUUID();
   // On a server the write waits for the session's bound; the embedded engine's one connection is busy.
   const holder = await ctx.sql.reserve();

@@ -1,7 +1,11 @@
 import { hostOfUrl } from "../../src/core/hosts.ts";
 import type { Sql } from "../../src/db/sql.ts";
 import type { EventRow } from "../../src/modules/ingest/event-columns.ts";
-import { writeEvents } from "../../src/modules/ingest/event-store.ts";
+import { flagUpdatesOn, writeEvents } from "../../src/modules/ingest/event-store.ts";
+import { testServerUrl } from "./databases.ts";
+
+/** How the suite's engine updates moved flags, as the service on it does (event-store.ts FlagUpdates). */
+export const testFlagUpdates = flagUpdatesOn(testServerUrl ? "server" : "embedded");
 
 /** One raw event as the ingest side stores it; omitted fields get plausible defaults. */
 export interface TestEvent {
@@ -45,5 +49,5 @@ export function eventRowOf(event: TestEvent): EventRow {
  * the ingest endpoint), counted as ingest counts them.
  */
 export async function insertEvents(sql: Sql, events: readonly TestEvent[]): Promise<void> {
-  await writeEvents(sql, events.map(eventRowOf));
+  await writeEvents(sql, events.map(eventRowOf), testFlagUpdates);
 }

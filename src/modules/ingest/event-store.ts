@@ -1,5 +1,5 @@
 import postgres from "postgres";
-import type { Fragment, Queryable, Sql } from "../../db/sql.ts";
+import type { DatabaseKind, Fragment, Queryable, Sql } from "../../db/sql.ts";
 import { type EventRow, selectStoredColumns, storedColumnList, unnestEvents } from "./event-columns.ts";
 import {
   type CountedEvent,
@@ -119,7 +119,27 @@ interface StoredRow {
   first_domain: number;
   first_domain_role: number;
   first_domain_reporter: number;
+  chunk: string;
 }
+
+/** A stored event holding flags, with the chunk of `events` that stores it. */
+export interface StoredHolder extends HeldEvent {
+  chunk: string;
+}
+
+/**
+ * Which table a write's UPDATE of moved flags names. PostgreSQL plans an UPDATE
+ * of the hypertable over every chunk, whatever its conditions on time: with a
+ * year of weekly chunks the write's statement took 3.1 ms on average to plan
+ * against 0.4 ms with one (docs/benchmarks.md). So on a server each moved event
+ * is updated through its own chunk, which TimescaleDB 2.28 updates compressed or
+ * not. The embedded engine's TimescaleDB leaves a chunk's compressed rows as they
+ * were when the chunk itself is updated, so there the hypertable is: correct on
+ * both, and the default.
+ */
+export type FlagUpdates = "chunks" | "hypertable";
+
+export const flagUpdatesOn = (kind: DatabaseKind): FlagUpdates => (kind === "server" ? "chunks" : "hypertable");
 
 /** The session ids the rows name. */
 export const sessionsOf = (rows: readonly EventRow[]) => [
@@ -137,7 +157,7 @@ export async function storedEventsOf(
   sessionIds: readonly string[],
   from: string | null,
   which: { flagsTakenBy: readonly (string | null)[] } | "all",
-): Promise<HeldEvent[]> {
+): Promise<StoredHolder[]> {
   if (sessionIds.length === 0 || from === null) return [];
   const holders =
     which === "all"
@@ -148,7 +168,8 @@ export async function storedEventsOf(
                     AND content_url = ANY (${[...new Set(which.flagsTakenBy.filter((url) => url !== null))]}::text[])))`;
   const rows = await sql<StoredRow[]>`
     SELECT (extract(epoch FROM event_time) * 1000000)::bigint AS time_us, event_id, org_id, session_id, content_url,
-           content_host, source_role, agent_id, first_in, first_domain, first_domain_role, first_domain_reporter
+           content_host, source_role, agent_id, first_in, first_domain, first_domain_role, first_domain_reporter,
+           tableoid::regclass::text AS chunk
     FROM events
     WHERE session_id = ANY (${sessionIds}::uuid[]) AND event_time >= ${from}::timestamptz
       ${holders}`.execute();
@@ -167,6 +188,7 @@ export async function storedEventsOf(
       firstDomainRole: row.first_domain_role,
       firstDomainReporter: row.first_domain_reporter,
     },
+    chunk: row.chunk,
   }));
 }
 
@@ -214,14 +236,62 @@ function fromEarliestOf(sql: Queryable, timesUs: readonly number[]): Fragment {
   return sql`e.event_time >= ${new Date(Math.floor(earliest / 1000)).toISOString()}::timestamptz`;
 }
 
+/** The moves grouped by the table that updates them (FlagUpdates). */
+function movesByTable(moves: readonly Move[], flagUpdates: FlagUpdates): Move[][] {
+  if (flagUpdates === "hypertable") return [[...moves]];
+  const byChunk = new Map<string, Move[]>();
+  for (const move of moves) {
+    const chunkMoves = byChunk.get(move.event.chunk);
+    if (chunkMoves) chunkMoves.push(move);
+    else byChunk.set(move.event.chunk, [move]);
+  }
+  return [...byChunk.values()];
+}
+
+/**
+ * A CTE `name` that gives stored events their new flags, all through one table:
+ * their chunk, or `events` (FlagUpdates).
+ */
+function moveFlags(sql: Queryable, name: string, moves: readonly Move[], flagUpdates: FlagUpdates): Fragment {
+  const table = flagUpdates === "chunks" ? (moves[0] as Move).event.chunk : "events";
+  return sql`, ${sql(name)} AS (
+      UPDATE ${sql(table)} e
+      SET first_in = m.first_in, first_domain = m.first_domain, first_domain_role = m.first_domain_role,
+          first_domain_reporter = m.first_domain_reporter
+      FROM (
+        SELECT ${fromMicroseconds(sql, "time_us")} AS event_time, *
+        FROM unnest(
+          ${moves.map(({ event }) => event.timeUs)}::bigint[],
+          ${moves.map(({ event }) => event.eventId)}::uuid[],
+          ${moves.map(({ event }) => event.orgId)}::uuid[],
+          ${moves.map(({ event }) => event.sessionId)}::uuid[],
+          ${moves.map(({ flags }) => flags.firstIn)}::smallint[],
+          ${moves.map(({ flags }) => flags.firstDomain)}::smallint[],
+          ${moves.map(({ flags }) => flags.firstDomainRole)}::smallint[],
+          ${moves.map(({ flags }) => flags.firstDomainReporter)}::smallint[]
+        ) AS m (time_us, event_id, org_id, session_id, first_in, first_domain, first_domain_role, first_domain_reporter)
+      ) AS m
+      WHERE e.session_id = m.session_id AND e.event_time = m.event_time AND e.event_id = m.event_id
+        AND e.org_id = m.org_id AND ${fromEarliestOf(
+          sql,
+          moves.map(({ event }) => event.timeUs),
+        )}
+    )`;
+}
+
 const eventKey = (event: Pick<CountedEvent, "orgId" | "eventId" | "timeUs">) =>
   `${event.orgId}|${event.eventId}|${event.timeUs}`;
+
+interface Move {
+  event: StoredHolder;
+  flags: Flags;
+}
 
 /** What one counted write stores: new events with their flags, flags moved, hosts and domain firsts. */
 interface CountedWrite {
   inserts: readonly EventRow[];
   insertFlags: readonly Flags[];
-  moves: readonly { event: CountedEvent; flags: Flags }[];
+  moves: readonly Move[];
   domainFirsts: ReturnType<typeof domainFirstsOf>;
   hosts: readonly string[];
 }
@@ -247,8 +317,9 @@ export type StoredEvents = "refuse" | "skip";
 export function storeCounted(
   sql: Queryable,
   rows: readonly EventRow[],
-  held: readonly HeldEvent[],
+  held: readonly StoredHolder[],
   stored: StoredEvents,
+  flagUpdates: FlagUpdates,
 ): LastStatement<boolean[]> {
   const inserts: EventRow[] = [];
   const arriving: CountedEvent[] = [];
@@ -294,6 +365,7 @@ export function storeCounted(
       hosts: [...new Set(inserts.flatMap((row) => (row.contentHost ? [row.contentHost] : [])))].sort(),
     },
     stored,
+    flagUpdates,
   );
   return new LastStatement(
     written.then((inserted) =>
@@ -321,10 +393,14 @@ export class LastStatement<T> {
  * or "all" when it inserted every one (the rule: retries are rare), which spares
  * building, sending and reading a key per event.
  */
-function applyWrite(sql: Queryable, write: CountedWrite, stored: StoredEvents): Promise<Set<string> | "all"> {
+function applyWrite(
+  sql: Queryable,
+  write: CountedWrite,
+  stored: StoredEvents,
+  flagUpdates: FlagUpdates,
+): Promise<Set<string> | "all"> {
   const { inserts, insertFlags, moves, domainFirsts, hosts } = write;
   const skipping = stored === "skip";
-  const movedTimes = moves.map(({ event }) => event.timeUs);
   const statement = sql<{ inserted: [string, string, string][] | null }[]>`
     WITH inserted AS (
       INSERT INTO events (${storedColumnList(sql)}, first_in, first_domain, first_domain_role, first_domain_reporter)
@@ -342,27 +418,9 @@ function applyWrite(sql: Queryable, write: CountedWrite, stored: StoredEvents): 
       }
     )
     ${
+      // An empty list would be sent as a parameter: no moves, no CTE.
       moves.length > 0
-        ? sql`, moved AS (
-      UPDATE events e
-      SET first_in = m.first_in, first_domain = m.first_domain, first_domain_role = m.first_domain_role,
-          first_domain_reporter = m.first_domain_reporter
-      FROM (
-        SELECT ${fromMicroseconds(sql, "time_us")} AS event_time, *
-        FROM unnest(
-          ${moves.map(({ event }) => event.timeUs)}::bigint[],
-          ${moves.map(({ event }) => event.eventId)}::uuid[],
-          ${moves.map(({ event }) => event.orgId)}::uuid[],
-          ${moves.map(({ event }) => event.sessionId)}::uuid[],
-          ${moves.map(({ flags }) => flags.firstIn)}::smallint[],
-          ${moves.map(({ flags }) => flags.firstDomain)}::smallint[],
-          ${moves.map(({ flags }) => flags.firstDomainRole)}::smallint[],
-          ${moves.map(({ flags }) => flags.firstDomainReporter)}::smallint[]
-        ) AS m (time_us, event_id, org_id, session_id, first_in, first_domain, first_domain_role, first_domain_reporter)
-      ) AS m
-      WHERE e.session_id = m.session_id AND e.event_time = m.event_time AND e.event_id = m.event_id
-        AND e.org_id = m.org_id AND ${fromEarliestOf(sql, movedTimes)}
-    )`
+        ? movesByTable(moves, flagUpdates).map((tableMoves, i) => moveFlags(sql, `moved_${i}`, tableMoves, flagUpdates))
         : sql``
     }
     ${
@@ -467,7 +525,11 @@ export async function inWriteTransaction<T>(
  * Stores events counted, for writers other than ingest (bulk loads, fixtures): the
  * bounds, then the events, in one transaction. Returns the events inserted.
  */
-export async function writeEvents(sql: Sql, rows: readonly EventRow[]): Promise<number> {
+export async function writeEvents(
+  sql: Sql,
+  rows: readonly EventRow[],
+  flagUpdates: FlagUpdates = "hypertable",
+): Promise<number> {
   if (rows.length === 0) return 0;
   const inserted = await inWriteTransaction(sql, async (tx, stored) => {
     const [bounded] = await tx<{ held_from: string | null }[]>`
@@ -475,7 +537,7 @@ export async function writeEvents(sql: Sql, rows: readonly EventRow[]): Promise<
     const held = await storedEventsOf(tx, sessionsOf(rows), bounded?.held_from ?? null, {
       flagsTakenBy: rows.map((row) => row.contentUrl),
     });
-    return storeCounted(tx, rows, held, stored);
+    return storeCounted(tx, rows, held, stored, flagUpdates);
   });
   return inserted.filter(Boolean).length;
 }
@@ -485,7 +547,7 @@ export async function writeEvents(sql: Sql, rows: readonly EventRow[]): Promise<
  * from their stored events (events stored before sql/030, or repaired), a few
  * hundred sessions per transaction. Returns the sessions recounted.
  */
-export async function recountSessions(sql: Sql): Promise<number> {
+export async function recountSessions(sql: Sql, flagUpdates: FlagUpdates = "hypertable"): Promise<number> {
   let recounted = 0;
   for (;;) {
     const done = await inWriteTransaction(sql, async (tx) => {
@@ -521,6 +583,7 @@ export async function recountSessions(sql: Sql): Promise<number> {
           hosts: [],
         },
         "refuse",
+        flagUpdates,
       );
       return ids.length;
     });

@@ -179,10 +179,10 @@ function earlier(a: CountedEvent, b: CountedEvent): boolean {
  * flags). Returns the arriving events' flags, in order, and the held events whose
  * flags change. A recount passes every stored event of its sessions as arriving.
  */
-export function takeFirsts(
-  held: readonly HeldEvent[],
+export function takeFirsts<Held extends HeldEvent>(
+  held: readonly Held[],
   arriving: readonly CountedEvent[],
-): { arrivingFlags: Flags[]; changed: { event: HeldEvent; flags: Flags }[] } {
+): { arrivingFlags: Flags[]; changed: { event: Held; flags: Flags }[] } {
   const keys = new ScopeKeys();
   // Per session, the first event of each scope.
   const firsts = new Map<string, Map<number, CountedEvent>>();

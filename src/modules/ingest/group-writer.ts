@@ -1,4 +1,5 @@
 import type { DatabaseKind, Sql } from "../../db/sql.ts";
+import type { FlagUpdates } from "./event-store.ts";
 import { type WritePlan, writeIngest } from "./service.ts";
 
 interface Pending {
@@ -28,6 +29,7 @@ export class GroupWriter {
     readonly sql: Sql,
     readonly transactions: number,
     readonly eventsPerTransaction: number,
+    readonly flagUpdates: FlagUpdates,
   ) {}
 
   /** Writes the plan (service.ts writeIngest); resolves with the events it inserted, once committed. */
@@ -67,12 +69,13 @@ export class GroupWriter {
       const created = await writeIngest(
         this.sql,
         group.map((pending) => pending.plan),
+        this.flagUpdates,
       );
       for (const [i, pending] of group.entries()) pending.resolve(created[i] as number);
     } catch (error) {
       if (group.length === 1) return (group[0] as Pending).reject(error);
       for (const pending of group) {
-        await writeIngest(this.sql, [pending.plan]).then(
+        await writeIngest(this.sql, [pending.plan], this.flagUpdates).then(
           ([created]) => pending.resolve(created as number),
           pending.reject,
         );

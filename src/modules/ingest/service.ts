@@ -6,6 +6,7 @@ import type { EventRow } from "./event-columns.ts";
 import {
   boundSessions,
   earliestBound,
+  type FlagUpdates,
   inWriteTransaction,
   sessionsOf,
   storeCounted,
@@ -104,7 +105,12 @@ const returningClaimed = (sql: Queryable) =>
  *
  * Several plans share a transaction only without a session header (GroupWriter).
  */
-export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried = false): Promise<number[]> {
+export async function writeIngest(
+  sql: Sql,
+  plans: readonly WritePlan[],
+  flagUpdates: FlagUpdates,
+  retried = false,
+): Promise<number[]> {
   const header = plans.length === 1 ? (plans[0] as WritePlan).header : null;
   if (plans.length > 1 && plans.some((plan) => plan.header)) throw new Error("plans with a header are written alone");
   const implicit = implicitSessionsOf(plans);
@@ -146,7 +152,7 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
       const held = await storedEventsOf(tx, sessionsOf(rows), claimed?.held_from ?? null, {
         flagsTakenBy: rows.map((row) => row.contentUrl),
       });
-      return storeCounted(tx, rows, held, storedEvents);
+      return storeCounted(tx, rows, held, storedEvents, flagUpdates);
     });
     // The rows are the plans' events in order: each plan counts its own share.
     let offset = 0;
@@ -169,7 +175,7 @@ export async function writeIngest(sql: Sql, plans: readonly WritePlan[], retried
       error instanceof postgres.PostgresError &&
       error.constraint_name === "sessions_pkey"
     ) {
-      return writeIngest(sql, plans, true);
+      return writeIngest(sql, plans, flagUpdates, true);
     }
     throw error;
   }
@@ -269,5 +275,5 @@ export async function endSession(
   return row;
 }
 
-export { recountSessions } from "./event-store.ts";
+export { flagUpdatesOn, recountSessions } from "./event-store.ts";
 export { sessionName, sessionsNamed } from "./session-names.ts";
