@@ -116,8 +116,8 @@ function domainKeyFilter(sql: Sql, covering: readonly string[]): Fragment | unde
 
 /**
  * Where a summary breakdown or timeseries is read and how a piece's rows are
- * filtered: an owner's domain family when the owner's domains have one, else the
- * host family, which holds every breakdown for owners and reporters alike. Raw
+ * filtered: a reporter's own family; an owner's domain family when the owner's
+ * domains have one, else the host family, which holds every breakdown. Raw
  * pieces filter on the hosts under the domains, which the events' host index
  * finds (the same events: a host is under a domain exactly when its last labels are it).
  */
@@ -126,6 +126,7 @@ export function breakdownSource(
   domainFamily: RollupFamily,
 ): { family: RollupFamily; filter(source: PieceSource): Fragment } {
   const { domainRows } = resolved;
+  if (resolved.scope.view === "reporter") return { family: "events_by_reporter", filter: () => resolved.events };
   return domainRows
     ? { family: domainFamily, filter: (source) => (source.raw ? resolved.events : domainRows) }
     : { family: "events_by_host", filter: () => resolved.events };

@@ -7,8 +7,9 @@ type LevelName = Level["name"];
  * The families of continuous aggregates, each at several levels, counting events
  * and sessions: per host with every breakdown, per URL and type, per reporter,
  * URL and type (sql/031), per URL alone, for ranking owners' URLs (sql/062),
- * and per owner domain and type, role or agent, for owners' timeseries and
- * summaries (sql/065).
+ * per owner domain and type, role or agent, for owners' timeseries and
+ * summaries (sql/065), and per reporter with every breakdown and per reporter's
+ * URL alone, for agent dashboards' (sql/071).
  */
 const familyViews = {
   events_by_host: levelViews("events_by_host", ["hour", "day", "month"]),
@@ -18,8 +19,15 @@ const familyViews = {
   events_by_domain_type: { hour: "events_by_domain_hour", ...levelViews("events_by_domain_type", ["day", "month"]) },
   events_by_domain_role: { hour: "events_by_domain_hour", ...levelViews("events_by_domain_role", ["day", "month"]) },
   events_by_domain_agent: { hour: "events_by_domain_hour", ...levelViews("events_by_domain_agent", ["day", "month"]) },
+  // Its hours are the host family's, which has every column it groups on: summed over hosts, a row is the same.
+  events_by_reporter: { hour: "events_by_host_hour", ...levelViews("events_by_reporter", ["day", "month"]) },
   // Its hours are the per-type family's: summed over types, a URL's row is the same.
   url_totals: { hour: "events_by_url_hour", ...levelViews("url_totals", ["day", "week", "month", "quarter"]) },
+  // The same for reporters' URLs: its hours are their per-type family's.
+  reporter_url_totals: {
+    hour: "events_by_reporter_url_hour",
+    ...levelViews("reporter_url_totals", ["day", "week", "month", "quarter"]),
+  },
 } satisfies Record<string, Partial<Record<LevelName, string>>>;
 
 export type RollupFamily = keyof typeof familyViews;

@@ -37,13 +37,13 @@ interface TypeRow {
 
 /**
  * Per view, the family URLs are ranked from (a URL's totals) and the one their
- * event types are read from: owners rank on the lean per-URL rollups (sql/062),
- * so a long range adds up one row per URL and bucket instead of one per URL, type
- * and bucket; reporters rank on their per-type family, summed over types.
+ * event types are read from: both rank on lean per-URL rollups (sql/062,
+ * sql/071), so a long range adds up one row per URL and bucket instead of one per
+ * URL, type and bucket.
  */
 const families: Record<ReadScope["view"], { rank: RollupFamily; types: RollupFamily }> = {
   owner: { rank: "url_totals", types: "events_by_url" },
-  reporter: { rank: "events_by_reporter_url", types: "events_by_reporter_url" },
+  reporter: { rank: "reporter_url_totals", types: "events_by_reporter_url" },
 };
 
 export interface UrlPageRequest {
