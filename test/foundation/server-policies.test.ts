@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import type { Sql } from "../../src/db/sql.ts";
+import { allRollupViews } from "../../src/modules/reads/rollups.ts";
 import { insertEvents } from "../support/events.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { testRuntime } from "../support/runtime.ts";
@@ -61,14 +62,14 @@ test.skipIf(!process.env.TEST_DATABASE_URL)(
       { event_time: new Date(Date.now() - 3 * 3_600_000), org_id: reporter.id, session_id: crypto.randomUUID() },
     ]);
 
-    // A refresh policy per continuous aggregate, and compression policies for the
-    // events and the four hour-level rollups.
+    // A continuous aggregate for each rollup the reads use, a refresh policy for
+    // each, and compression policies for the events and the four hour-level rollups.
     const [aggregates] = await sql<{ n: number }[]>`
       SELECT count(*)::int AS n FROM timescaledb_information.continuous_aggregates`;
-    expect(aggregates?.n).toBe(20);
+    expect(aggregates?.n).toBe(allRollupViews.length);
     const refreshes = await policyJobs(sql, "policy_refresh_continuous_aggregate");
     const compressions = await policyJobs(sql, "policy_compression");
-    expect(refreshes.length).toBe(20);
+    expect(refreshes.length).toBe(allRollupViews.length);
     expect(compressions.length).toBe(5);
 
     // The refreshes first, so that the old hours are materialised before they are compressed.
