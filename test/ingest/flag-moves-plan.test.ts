@@ -5,7 +5,7 @@ import type { Queryable, Sql } from "../../src/db/sql.ts";
 import { createLogger } from "../../src/log.ts";
 import { inWriteTransaction, storeCounted, storedEventsOf } from "../../src/modules/ingest/event-store.ts";
 import { createOrganization } from "../../src/modules/organizations/service.ts";
-import { scratchDatabase } from "../support/databases.ts";
+import { scratchDatabase, testServerUrl } from "../support/databases.ts";
 import { eventRowOf, insertEvents, testFlagUpdates } from "../support/events.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { testRuntime } from "../support/runtime.ts";
@@ -150,3 +150,46 @@ test("a write that moves flags keeps looking the moved events up as its chunk gr
     await db.close();
   }
 });
+
+// A server updates moved flags through each event's own chunk (FlagUpdates): an
+// UPDATE of the hypertable locks, and so plans, every chunk (54 on the benchmark's
+// year of data). The embedded engine updates the hypertable, since it leaves a
+// compressed chunk's rows alone when the chunk itself is named.
+test.skipIf(!testServerUrl)(
+  "on a server, a write that moves flags writes to the moved events' chunk alone",
+  async () => {
+    const { sql } = (await testRuntime()).ctx;
+    const reporter = await createTestOrg({ type: "platform" });
+    const sessionId = crypto.randomUUID();
+    const start = await timeOfNewChunk(sql);
+    const event = (at: number, url: string) => ({
+      event_time: new Date(at),
+      org_id: reporter.id,
+      session_id: sessionId,
+      content_url: url,
+    });
+    // Another chunk of the same reporter, long before: a write later on must not touch it.
+    await insertEvents(sql, [{ event_time: new Date(start - 400 * dayMs), org_id: reporter.id }]);
+    await insertEvents(sql, [event(start + 3_600_000, "https://chunks.example/a")]);
+
+    // Earlier on the same URL: the stored event's flags move to it.
+    const arriving = [eventRowOf(event(start + 60_000, "https://chunks.example/a"))];
+    await sql.begin(async (tx) => {
+      const held = await storedEventsOf(tx, [sessionId], new Date(start).toISOString(), {
+        flagsTakenBy: arriving.map((row) => row.contentUrl),
+      });
+      await storeCounted(tx, arriving, held, "refuse", testFlagUpdates).answer;
+      const written = await tx<{ chunk: string }[]>`
+      SELECT format('%s.%s', c.chunk_schema, c.chunk_name) AS chunk
+      FROM timescaledb_information.chunks c
+      JOIN pg_locks l ON l.relation = format('%I.%I', c.chunk_schema, c.chunk_name)::regclass
+      WHERE c.hypertable_name = 'events' AND l.pid = pg_backend_pid() AND l.mode = 'RowExclusiveLock'`;
+      const [moved] = await tx<{ chunk: string; first_in: number }[]>`
+      SELECT tableoid::regclass::text AS chunk, first_in FROM events
+      WHERE session_id = ${sessionId}::uuid AND event_time = ${new Date(start + 3_600_000)}`;
+      // The flags did move, through the one chunk both events are in.
+      expect(moved?.first_in).toBe(0);
+      expect(written.map((row) => row.chunk)).toEqual([moved?.chunk as string]);
+    });
+  },
+);

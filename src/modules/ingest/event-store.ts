@@ -239,13 +239,7 @@ function fromEarliestOf(sql: Queryable, timesUs: readonly number[]): Fragment {
 /** The moves grouped by the table that updates them (FlagUpdates). */
 function movesByTable(moves: readonly Move[], flagUpdates: FlagUpdates): Move[][] {
   if (flagUpdates === "hypertable") return [[...moves]];
-  const byChunk = new Map<string, Move[]>();
-  for (const move of moves) {
-    const chunkMoves = byChunk.get(move.event.chunk);
-    if (chunkMoves) chunkMoves.push(move);
-    else byChunk.set(move.event.chunk, [move]);
-  }
-  return [...byChunk.values()];
+  return [...Map.groupBy(moves, (move) => move.event.chunk).values()];
 }
 
 /**
