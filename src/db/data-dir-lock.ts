@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
+import { isAlive } from "../core/process-alive.ts";
 import { DatabaseStartupError } from "./startup-errors.ts";
 
 /**
@@ -25,15 +26,6 @@ interface LockRecord {
 
 const lockName = "engine.lock.json";
 const startWaitMs = 120_000;
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** Where the record is kept: in the directory, or beside it while its cluster is created. */
 function lockPaths(dataDir: string): { inside: string; beside: string } {

@@ -1,3 +1,4 @@
+import { isAlive } from "../../src/core/process-alive.ts";
 import { connect, type Database, openDatabase } from "../../src/db/client.ts";
 import { createLogger } from "../../src/log.ts";
 
@@ -10,15 +11,6 @@ function withDatabase(url: string, name: string): string {
   const next = new URL(url);
   next.pathname = `/${name}`;
   return next.toString();
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /**
