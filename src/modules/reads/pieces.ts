@@ -31,12 +31,13 @@ export interface PieceSource {
  */
 export type PieceRows = "grouped" | "rows";
 
-/** Families that roll up only events with a URL (sql/031, sql/062, sql/071). */
+/** Families that roll up only events with a URL (sql/031, sql/062, sql/071, sql/072). */
 const urlFamilies: ReadonlySet<RollupFamily> = new Set([
   "events_by_url",
   "events_by_reporter_url",
   "url_totals",
   "reporter_url_totals",
+  "whole_reporter_url_totals",
 ]);
 
 export function pieceSource(sql: Sql, family: RollupFamily, piece: Piece, rows: PieceRows = "grouped"): PieceSource {

@@ -8,8 +8,9 @@ type LevelName = Level["name"];
  * and sessions: per host with every breakdown, per URL and type, per reporter,
  * URL and type (sql/031), per URL alone, for ranking owners' URLs (sql/062),
  * per owner domain and type, role or agent, for owners' timeseries and
- * summaries (sql/065), and per reporter with every breakdown and per reporter's
- * URL alone, for agent dashboards' (sql/071).
+ * summaries (sql/065), and per reporter with every breakdown, per reporter's
+ * agent and URL, and per reporter's URL alone, for agent dashboards' (sql/071,
+ * sql/072).
  */
 const familyViews = {
   events_by_host: levelViews("events_by_host", ["hour", "day", "month"]),
@@ -27,6 +28,11 @@ const familyViews = {
   reporter_url_totals: {
     hour: "events_by_reporter_url_hour",
     ...levelViews("reporter_url_totals", ["day", "week", "month", "quarter"]),
+  },
+  // A whole reporter's URLs, over all its agents: its hours are the per-type family's too.
+  whole_reporter_url_totals: {
+    hour: "events_by_reporter_url_hour",
+    ...levelViews("whole_reporter_url_totals", ["day", "week", "month", "quarter"]),
   },
 } satisfies Record<string, Partial<Record<LevelName, string>>>;
 

@@ -36,15 +36,17 @@ interface TypeRow {
 }
 
 /**
- * Per view, the family URLs are ranked from (a URL's totals) and the one their
- * event types are read from: both rank on lean per-URL rollups (sql/062,
- * sql/071), so a long range adds up one row per URL and bucket instead of one per
- * URL, type and bucket.
+ * The family a scope's URLs are ranked from (a URL's totals) and the one their
+ * event types are read from. Ranking reads lean per-URL rollups (sql/062, sql/071,
+ * sql/072), so a long range adds up one row per URL and bucket instead of one per
+ * URL, type and bucket; a whole reporter's, one per URL rather than per URL and
+ * agent.
  */
-const families: Record<ReadScope["view"], { rank: RollupFamily; types: RollupFamily }> = {
-  owner: { rank: "url_totals", types: "events_by_url" },
-  reporter: { rank: "reporter_url_totals", types: "events_by_reporter_url" },
-};
+function familiesOf(scope: ReadScope): { rank: RollupFamily; types: RollupFamily } {
+  if (scope.view === "owner") return { rank: "url_totals", types: "events_by_url" };
+  const rank = scope.agentId === null ? "whole_reporter_url_totals" : "reporter_url_totals";
+  return { rank, types: "events_by_reporter_url" };
+}
 
 export interface UrlPageRequest {
   limit: number;
@@ -73,7 +75,7 @@ export async function listUrls(
   companion?: ReadCompanion,
 ) {
   const resolved = await resolve(sql, scope);
-  const { rank, types } = families[scope.view];
+  const { rank, types } = familiesOf(scope);
   // strpos, not LIKE: the text is matched as it is, % and _ included.
   const matching = contains === undefined ? sql`true` : sql`strpos(lower(content_url), lower(${contains})) > 0`;
   const pieces = plan(resolved, rank, range, allLevels);
