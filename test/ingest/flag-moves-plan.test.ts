@@ -180,13 +180,13 @@ test.skipIf(!testServerUrl)(
       });
       await storeCounted(tx, arriving, held, "refuse", testFlagUpdates).answer;
       const written = await tx<{ chunk: string }[]>`
-      SELECT format('%s.%s', c.chunk_schema, c.chunk_name) AS chunk
-      FROM timescaledb_information.chunks c
-      JOIN pg_locks l ON l.relation = format('%I.%I', c.chunk_schema, c.chunk_name)::regclass
-      WHERE c.hypertable_name = 'events' AND l.pid = pg_backend_pid() AND l.mode = 'RowExclusiveLock'`;
+        SELECT format('%s.%s', c.chunk_schema, c.chunk_name) AS chunk
+        FROM timescaledb_information.chunks c
+        JOIN pg_locks l ON l.relation = format('%I.%I', c.chunk_schema, c.chunk_name)::regclass
+        WHERE c.hypertable_name = 'events' AND l.pid = pg_backend_pid() AND l.mode = 'RowExclusiveLock'`;
       const [moved] = await tx<{ chunk: string; first_in: number }[]>`
-      SELECT tableoid::regclass::text AS chunk, first_in FROM events
-      WHERE session_id = ${sessionId}::uuid AND event_time = ${new Date(start + 3_600_000)}`;
+        SELECT tableoid::regclass::text AS chunk, first_in FROM events
+        WHERE session_id = ${sessionId}::uuid AND event_time = ${new Date(start + 3_600_000)}`;
       // The flags did move, through the one chunk both events are in.
       expect(moved?.first_in).toBe(0);
       expect(written.map((row) => row.chunk)).toEqual([moved?.chunk as string]);
