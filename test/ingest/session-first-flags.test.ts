@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { hostOfUrl } from "../../src/core/hosts.ts";
 import { insertEvents, type TestEvent } from "../support/events.ts";
-import { flagMismatches, storedFlags } from "../support/first-flags.ts";
+import { flagMismatches, type StoredFlags, storedFlags } from "../support/first-flags.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { seededRandom } from "../support/random.ts";
@@ -16,6 +16,8 @@ async function expectFlagsByDefinition(orgIds: string[]) {
   expect(flagMismatches(stored)).toEqual([]);
   return stored;
 }
+
+const byTime = (events: StoredFlags[]) => events.toSorted((a, b) => a.event_time.getTime() - b.event_time.getTime());
 
 /** Batches of events over a few sessions, hosts (nested, and one of one label), reporters and agents, in any time order. */
 function randomBatches(random: ReturnType<typeof seededRandom>, orgIds: string[], tag: string): TestEvent[][] {
@@ -80,6 +82,49 @@ describe("first-event flags", () => {
     const stored = await expectFlagsByDefinition([agent.id]);
     expect(stored).toHaveLength(1);
     expect(stored[0]?.first_in).toBe(127);
+  });
+
+  test("a session that began days before the batch keeps its first events", async () => {
+    // Older than the day before its batch that a write first reads holders from (event-store.ts).
+    const agent = await createTestOrg({ type: "agent" });
+    const sessionId = crypto.randomUUID();
+    const post = (events: unknown[]) =>
+      call("POST", "/events", { key: agent.key, body: batch(events, { session_id: sessionId }) });
+    const began = validEvents.retrieved("long.example.org", { source_role: "agent", timestamp: ago(3 * 86_400) });
+    expect((await post([began])).body.events_created).toBe(1);
+    const now = validEvents.retrieved("long.example.org", { source_role: "agent", timestamp: ago(60) });
+    expect((await post([now])).body.events_created).toBe(1);
+    expect((await expectFlagsByDefinition([agent.id])).map((event) => event.first_in).sort()).toEqual([0, 127]);
+    const earlier = validEvents.retrieved("long.example.org", { source_role: "agent", timestamp: ago(5 * 86_400) });
+    expect((await post([earlier])).body.events_created).toBe(1);
+    const stored = byTime(await expectFlagsByDefinition([agent.id]));
+    expect(stored.map((event) => [event.event_id, event.first_in])).toEqual([
+      [earlier.id, 127],
+      [began.id, 0],
+      [now.id, 0],
+    ]);
+  });
+
+  test("a session named as another organisation's session id is counted from its own events", async () => {
+    // Its id is not its name (sql/067), so the holders read by name belong to the other organisation.
+    const [first, second] = [await createTestOrg({ type: "agent" }), await createTestOrg({ type: "agent" })];
+    const name = crypto.randomUUID();
+    const post = (key: string, timestamp: string) =>
+      call("POST", "/events", {
+        key,
+        body: batch([validEvents.retrieved("shared-name.example.org", { source_role: "agent", timestamp })], {
+          session_id: name,
+        }),
+      });
+    expect((await post(first.key, ago(600))).body.events_created).toBe(1);
+    expect((await post(second.key, ago(500))).body.events_created).toBe(1);
+    expect((await post(second.key, ago(400))).body.events_created).toBe(1);
+    expect((await post(second.key, ago(700))).body.events_created).toBe(1);
+    const stored = await expectFlagsByDefinition([first.id, second.id]);
+    const ofSecond = byTime(stored.filter((event) => event.org_id === second.id));
+    expect(new Set(ofSecond.map((event) => event.session_id)).size).toBe(1);
+    expect(ofSecond[0]?.session_id).not.toBe(name);
+    expect(ofSecond.map((event) => event.first_in)).toEqual([127, 0, 0]);
   });
 
   test("a batch resending stored events beside an earlier event that takes their flags is counted exactly", async () => {

@@ -26,12 +26,15 @@ import {
  *    value, not read by a sub-select, so that the planner leaves out every chunk
  *    before it: planning the read for all of a year's chunks cost about 8 ms a
  *    write. A statement of its own, it sees what a waited-for write committed.
+ *    It goes out before the bounds answer, from a time that covers nearly every
+ *    session (readHoldersAhead), and again from the bound when that did not.
  * 3. the flags, computed here; then one statement inserts the new events with
  *    theirs, updates stored events whose flag a late event took over, and records
  *    new hosts and the domain firsts that unions of owner domains count from.
  *
- * Three round trips: BEGIN goes out with the first statement (patches/README.md)
- * and COMMIT with the last (LastStatement).
+ * Two round trips, mostly: BEGIN goes out with the first statement
+ * (patches/README.md), the holder read right behind it, and COMMIT with the last
+ * (LastStatement).
  */
 
 /**
@@ -84,10 +87,11 @@ function earliestPerSession(rows: readonly EventRow[]): EventRow[] {
 }
 
 /**
- * The earliest bound of the sessions a `bounds` CTE (boundSessions) locked, as
- * exact text for storedEventsOf; null without sessions.
+ * The earliest bound of the sessions a `bounds` CTE (boundSessions) locked, in
+ * microseconds since the epoch (as text: a bigint); null without sessions.
  */
-export const earliestBound = (sql: Queryable) => sql`(SELECT min(events_from)::text FROM bounds)`;
+export const earliestBound = (sql: Queryable) =>
+  sql`(SELECT (extract(epoch FROM min(events_from)) * 1000000)::bigint FROM bounds)`;
 
 const isoTime = (time: Date | string) => (typeof time === "string" ? time : time.toISOString());
 
@@ -190,6 +194,72 @@ export async function storedEventsOf(
     },
     chunk: row.chunk,
   }));
+}
+
+const flagsTakenBy = (rows: readonly EventRow[]) => ({ flagsTakenBy: rows.map((row) => row.contentUrl) });
+
+/**
+ * A bound as earliestBound returns it (µs), as the ISO 8601 text storedEventsOf
+ * takes, rounded down to its millisecond: read from there, nothing is missed.
+ */
+const boundText = (boundUs: string | number | null) =>
+  boundUs === null ? null : new Date(Math.floor(Number(boundUs) / 1000)).toISOString();
+
+/**
+ * How long before a write's earliest event its sessions' flag holders are first
+ * looked for (readHoldersAhead). An agent's session lasts minutes to hours, and
+ * events come at most hours late; a session that began earlier costs its write the
+ * round trip the early read saves. Wider, the read would only plan a chunk more.
+ */
+const holdersAheadUs = 24 * 3600 * 1_000_000;
+
+/** A read of flag holders sent before the bounds of its sessions were known. */
+export interface HoldersAhead {
+  sessionIds: readonly string[];
+  fromUs: number;
+  held: Promise<StoredHolder[]>;
+}
+
+/**
+ * Sends the read of the flag holders of the rows' sessions (storedEventsOf) before
+ * the sessions' bounds are known, so that it shares the round trip of the
+ * statement that takes them: from a day (holdersAheadUs) before the rows' earliest
+ * event, for the session ids the rows name. PostgreSQL runs it after that
+ * statement has locked the sessions, so it sees what a write it waited for
+ * committed. holdersOf then tells whether it covered the sessions as bounded.
+ */
+export function readHoldersAhead(sql: Queryable, rows: readonly EventRow[]): HoldersAhead {
+  let earliest = Number.POSITIVE_INFINITY;
+  for (const row of rows) if (row.sessionId !== null) earliest = Math.min(earliest, microseconds(row.eventTime));
+  const sessionIds = sessionsOf(rows);
+  const fromUs = earliest - holdersAheadUs;
+  const held = storedEventsOf(sql, sessionIds, boundText(sessionIds.length > 0 ? fromUs : null), flagsTakenBy(rows));
+  // Read by holdersOf; when the statement before it fails, this one fails behind it, unread.
+  held.catch(() => {});
+  return { sessionIds, fromUs, held };
+}
+
+/**
+ * The flag holders of the rows' sessions, given the earliest bound the bounds
+ * statement returned (µs): the read sent ahead when it covered the same sessions
+ * from that bound on; otherwise (a session that began before its window, or a
+ * name that a claim turned into another id) a read from the bound.
+ */
+export async function holdersOf(
+  sql: Queryable,
+  ahead: HoldersAhead,
+  rows: readonly EventRow[],
+  boundUs: string | null,
+): Promise<StoredHolder[]> {
+  const sessionIds = sessionsOf(rows);
+  const aheadIds = new Set(ahead.sessionIds);
+  const covered =
+    Number(boundUs) >= ahead.fromUs &&
+    sessionIds.length === aheadIds.size &&
+    sessionIds.every((id) => aheadIds.has(id));
+  if (covered || sessionIds.length === 0) return ahead.held;
+  await ahead.held;
+  return storedEventsOf(sql, sessionIds, boundText(boundUs), flagsTakenBy(rows));
 }
 
 /** One row per session, domain, role and reporter: the earliest time among `events` (session_domain_firsts). */
@@ -526,11 +596,11 @@ export async function writeEvents(
 ): Promise<number> {
   if (rows.length === 0) return 0;
   const inserted = await inWriteTransaction(sql, async (tx, stored) => {
-    const [bounded] = await tx<{ held_from: string | null }[]>`
-      WITH bounds AS (${boundSessions(tx, rows)}) SELECT ${earliestBound(tx)} AS held_from`;
-    const held = await storedEventsOf(tx, sessionsOf(rows), bounded?.held_from ?? null, {
-      flagsTakenBy: rows.map((row) => row.contentUrl),
-    });
+    const bounded = tx<{ held_from: string | null }[]>`
+      WITH bounds AS (${boundSessions(tx, rows)}) SELECT ${earliestBound(tx)} AS held_from`.execute();
+    const ahead = readHoldersAhead(tx, rows);
+    const [bound] = await bounded;
+    const held = await holdersOf(tx, ahead, rows, bound?.held_from ?? null);
     return storeCounted(tx, rows, held, stored, flagUpdates);
   });
   return inserted.filter(Boolean).length;
@@ -560,7 +630,7 @@ export async function recountSessions(sql: Sql, flagUpdates: FlagUpdates = "hype
           RETURNING b.events_from
         )
         SELECT ${earliestBound(tx)} AS held_from`;
-      const stored = await storedEventsOf(tx, ids, bounded?.held_from ?? null, "all");
+      const stored = await storedEventsOf(tx, ids, boundText(bounded?.held_from ?? null), "all");
       await tx`DELETE FROM session_domain_firsts WHERE session_id = ANY (${ids}::uuid[])`;
       // Flags from scratch: every stored event as if it arrived, none holding any.
       const { arrivingFlags } = takeFirsts([], stored);

@@ -7,10 +7,10 @@ import {
   boundSessions,
   earliestBound,
   type FlagUpdates,
+  holdersOf,
   inWriteTransaction,
-  sessionsOf,
+  readHoldersAhead,
   storeCounted,
-  storedEventsOf,
 } from "./event-store.ts";
 import type { OutcomeValue } from "./model.ts";
 import { sessionName, sessionsNamed } from "./session-names.ts";
@@ -120,7 +120,7 @@ export async function writeIngest(
       const headerClaim = header
         ? tx`header_claim AS (${claimHeaderSession(tx, (plans[0] as WritePlan).orgId, header)}),`
         : tx``;
-      const [claimed] = await tx<{ sessions: ClaimedSession[]; held_from: string | null }[]>`
+      const claims = tx<{ sessions: ClaimedSession[]; held_from: string | null }[]>`
         WITH ${headerClaim}
         claimed AS (
           INSERT INTO sessions AS s (id, wire_id, org_id, agent_id, started_at, manifest_ref, parent_session_id)
@@ -145,13 +145,14 @@ export async function writeIngest(
         bounds AS (${boundSessions(tx, events, tx`owned`)})
         SELECT (SELECT coalesce(json_agg(json_build_array(org_id, name, id, agent_id, privacy_level)), '[]') FROM owned)
                  AS sessions,
-               ${earliestBound(tx)} AS held_from`;
+               ${earliestBound(tx)} AS held_from`.execute();
+      // Sent behind the claims, in their round trip: named sessions mostly keep their name as id.
+      const ahead = readHoldersAhead(tx, events);
+      const [claimed] = await claims;
       if (events.length === 0) return [];
       settleTurns(plans, claimed?.sessions ?? []);
       const rows = withClaimedSessions(events, claimed?.sessions ?? []);
-      const held = await storedEventsOf(tx, sessionsOf(rows), claimed?.held_from ?? null, {
-        flagsTakenBy: rows.map((row) => row.contentUrl),
-      });
+      const held = await holdersOf(tx, ahead, rows, claimed?.held_from ?? null);
       return storeCounted(tx, rows, held, storedEvents, flagUpdates);
     });
     // The rows are the plans' events in order: each plan counts its own share.
