@@ -50,8 +50,8 @@ import {
  * 1.2 µs of the database's CPU and 0.9 µs of the service's an event (500 events
  * of five sessions a statement).
  */
-export function boundSessions(sql: Queryable, rows: readonly EventRow[], claimed?: Fragment): Fragment {
-  const earliest = earliestPerSession(rows);
+export function boundSessions(sql: Queryable, starts: readonly SessionStart[], claimed?: Fragment): Fragment {
+  const earliest = starts.map(({ row }) => row);
   const id = claimed ? sql`coalesce(c.id, n.session_id)` : sql`n.session_id`;
   return sql`
     INSERT INTO session_bounds AS b (session_id, events_from)
@@ -69,13 +69,20 @@ export function boundSessions(sql: Queryable, rows: readonly EventRow[], claimed
     RETURNING b.events_from`;
 }
 
+/** A session's earliest row among a write's, with its time in microseconds. */
+export interface SessionStart {
+  row: EventRow;
+  timeUs: number;
+}
+
 /**
  * The earliest row of each session the rows name, per organisation and per way
- * of naming it (a name, or an id from a click token): the rows boundSessions
- * needs. Sessions merge in SQL where a name and an id turn out to be one session.
+ * of naming it (a name, or an id from a click token): what boundSessions and
+ * readHoldersAhead need. Sessions merge in SQL where a name and an id turn out to
+ * be one session.
  */
-function earliestPerSession(rows: readonly EventRow[]): EventRow[] {
-  const earliest = new Map<string, { row: EventRow; timeUs: number }>();
+export function sessionStarts(rows: readonly EventRow[]): SessionStart[] {
+  const earliest = new Map<string, SessionStart>();
   for (const row of rows) {
     if (row.sessionId === null) continue;
     const key = `${row.orgId}/${row.sessionFromToken ? "id" : "name"}/${row.sessionId.toLowerCase()}`;
@@ -83,7 +90,7 @@ function earliestPerSession(rows: readonly EventRow[]): EventRow[] {
     const known = earliest.get(key);
     if (!known || timeUs < known.timeUs) earliest.set(key, { row, timeUs });
   }
-  return [...earliest.values()].map(({ row }) => row);
+  return [...earliest.values()];
 }
 
 /**
@@ -223,14 +230,18 @@ export interface HoldersAhead {
 /**
  * Sends the read of the flag holders of the rows' sessions (storedEventsOf) before
  * the sessions' bounds are known, so that it shares the round trip of the
- * statement that takes them: from a day (holdersAheadUs) before the rows' earliest
- * event, for the session ids the rows name. PostgreSQL runs it after that
+ * statement that takes them: from a day (holdersAheadUs) before the earliest of
+ * the sessions' starts (sessionStarts), for the session ids the rows name. PostgreSQL runs it after that
  * statement has locked the sessions, so it sees what a write it waited for
  * committed. holdersOf then tells whether it covered the sessions as bounded.
  */
-export function readHoldersAhead(sql: Queryable, rows: readonly EventRow[]): HoldersAhead {
+export function readHoldersAhead(
+  sql: Queryable,
+  rows: readonly EventRow[],
+  starts: readonly SessionStart[],
+): HoldersAhead {
   let earliest = Number.POSITIVE_INFINITY;
-  for (const row of rows) if (row.sessionId !== null) earliest = Math.min(earliest, microseconds(row.eventTime));
+  for (const { timeUs } of starts) earliest = Math.min(earliest, timeUs);
   const sessionIds = sessionsOf(rows);
   const fromUs = earliest - holdersAheadUs;
   const held = storedEventsOf(sql, sessionIds, boundText(sessionIds.length > 0 ? fromUs : null), flagsTakenBy(rows));
@@ -595,10 +606,11 @@ export async function writeEvents(
   flagUpdates: FlagUpdates = "hypertable",
 ): Promise<number> {
   if (rows.length === 0) return 0;
+  const starts = sessionStarts(rows);
   const inserted = await inWriteTransaction(sql, async (tx, stored) => {
     const bounded = tx<{ held_from: string | null }[]>`
-      WITH bounds AS (${boundSessions(tx, rows)}) SELECT ${earliestBound(tx)} AS held_from`.execute();
-    const ahead = readHoldersAhead(tx, rows);
+      WITH bounds AS (${boundSessions(tx, starts)}) SELECT ${earliestBound(tx)} AS held_from`.execute();
+    const ahead = readHoldersAhead(tx, rows, starts);
     const [bound] = await bounded;
     const held = await holdersOf(tx, ahead, rows, bound?.held_from ?? null);
     return storeCounted(tx, rows, held, stored, flagUpdates);

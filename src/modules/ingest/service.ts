@@ -10,6 +10,7 @@ import {
   holdersOf,
   inWriteTransaction,
   readHoldersAhead,
+  sessionStarts,
   storeCounted,
 } from "./event-store.ts";
 import type { OutcomeValue } from "./model.ts";
@@ -115,6 +116,7 @@ export async function writeIngest(
   if (plans.length > 1 && plans.some((plan) => plan.header)) throw new Error("plans with a header are written alone");
   const implicit = implicitSessionsOf(plans);
   const events = plans.flatMap((plan) => plan.events);
+  const starts = sessionStarts(events);
   try {
     const inserted = await inWriteTransaction(sql, async (tx, storedEvents) => {
       const headerClaim = header
@@ -142,12 +144,12 @@ export async function writeIngest(
         owned AS (
           SELECT * FROM claimed ${header ? tx`UNION ALL SELECT * FROM header_claim` : tx``}
         ),
-        bounds AS (${boundSessions(tx, events, tx`owned`)})
+        bounds AS (${boundSessions(tx, starts, tx`owned`)})
         SELECT (SELECT coalesce(json_agg(json_build_array(org_id, name, id, agent_id, privacy_level)), '[]') FROM owned)
                  AS sessions,
                ${earliestBound(tx)} AS held_from`.execute();
       // Sent behind the claims, in their round trip: named sessions mostly keep their name as id.
-      const ahead = readHoldersAhead(tx, events);
+      const ahead = readHoldersAhead(tx, events, starts);
       const [claimed] = await claims;
       if (events.length === 0) return [];
       settleTurns(plans, claimed?.sessions ?? []);
