@@ -75,8 +75,8 @@ export const storedColumnList = (sql: Queryable) =>
  * The rows as one array per column, so that a batch of any size is one statement
  * with a fixed number of parameters: `(SELECT unnest(array) AS column, …) AS alias`.
  * Unnested in the select list, the arrays advance in step, a row at a time;
- * `unnest(arrays…)` in FROM would first copy each array into a tuple store of its
- * own, three times the database's CPU for the same rows (docs/benchmarks.md).
+ * `unnest(arrays…)` in FROM first copies each array into a tuple store of its own:
+ * 100 rows inserted in 0.30 ms against 0.17 (docs/benchmarks.md).
  */
 export function unnestEvents(
   sql: Queryable,
