@@ -76,7 +76,7 @@ export const storedColumnList = (sql: Queryable) =>
  * with a fixed number of parameters: `(SELECT unnest(array) AS column, …) AS alias`.
  * Unnested in the select list, the arrays advance in step, a row at a time;
  * `unnest(arrays…)` in FROM first copies each array into a tuple store of its own:
- * 100 rows inserted in 0.30 ms against 0.17 (docs/benchmarks.md).
+ * 100 rows into a table without indexes took 0.30 ms against 0.17 (docs/benchmarks.md).
  */
 export function unnestEvents(
   sql: Queryable,
