@@ -4,7 +4,7 @@ import { flagMismatches, storedFlags } from "../support/first-flags.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
-import { ago, batch, validEvents } from "../support/telemetry-events.ts";
+import { ago, batch, sessionPoster, validEvents } from "../support/telemetry-events.ts";
 import { storedEvents } from "../support/telemetry-store.ts";
 
 test("old chunks are compressed by the policy and retries into them stay idempotent", async () => {
@@ -33,8 +33,7 @@ test("a late event takes its session's flags from an event in a compressed chunk
   const { ctx } = await testRuntime();
   const agent = await createTestOrg({ type: "agent" });
   const sessionId = crypto.randomUUID();
-  const post = (events: unknown[]) =>
-    call("POST", "/events", { key: agent.key, body: batch(events, { session_id: sessionId }) });
+  const post = sessionPoster(agent.key, sessionId);
   const stored = validEvents.retrieved("archive.example.net", { source_role: "agent", timestamp: ago(45 * 86_400) });
   expect((await post([stored])).body.events_created).toBe(1);
   expect(await runCompressionPolicies(ctx.sql)).toBe(true);

@@ -3,10 +3,9 @@ import { hostOfUrl } from "../../src/core/hosts.ts";
 import { insertEvents, type TestEvent } from "../support/events.ts";
 import { flagMismatches, type StoredFlags, storedFlags } from "../support/first-flags.ts";
 import { createTestOrg } from "../support/fixtures.ts";
-import { call } from "../support/http.ts";
 import { seededRandom } from "../support/random.ts";
 import { testRuntime } from "../support/runtime.ts";
-import { ago, batch, validEvents } from "../support/telemetry-events.ts";
+import { ago, sessionPoster, validEvents } from "../support/telemetry-events.ts";
 
 const seed = Number(process.env.FLAGS_SEED ?? Date.now() % 1_000_000);
 
@@ -76,9 +75,9 @@ describe("first-event flags", () => {
     const agent = await createTestOrg({ type: "agent" });
     const sessionId = crypto.randomUUID();
     const events = [validEvents.retrieved("retry.example.org", { source_role: "agent" })];
-    const post = () => call("POST", "/events", { key: agent.key, body: batch(events, { session_id: sessionId }) });
-    expect((await post()).body.events_created).toBe(1);
-    expect((await post()).body.events_created).toBe(0);
+    const post = sessionPoster(agent.key, sessionId);
+    expect((await post(events)).body.events_created).toBe(1);
+    expect((await post(events)).body.events_created).toBe(0);
     const stored = await expectFlagsByDefinition([agent.id]);
     expect(stored).toHaveLength(1);
     expect(stored[0]?.first_in).toBe(127);
@@ -88,8 +87,7 @@ describe("first-event flags", () => {
     // Older than the day before its batch that a write first reads holders from (event-store.ts).
     const agent = await createTestOrg({ type: "agent" });
     const sessionId = crypto.randomUUID();
-    const post = (events: unknown[]) =>
-      call("POST", "/events", { key: agent.key, body: batch(events, { session_id: sessionId }) });
+    const post = sessionPoster(agent.key, sessionId);
     const began = validEvents.retrieved("long.example.org", { source_role: "agent", timestamp: ago(3 * 86_400) });
     expect((await post([began])).body.events_created).toBe(1);
     const now = validEvents.retrieved("long.example.org", { source_role: "agent", timestamp: ago(60) });
@@ -110,12 +108,7 @@ describe("first-event flags", () => {
     const [first, second] = [await createTestOrg({ type: "agent" }), await createTestOrg({ type: "agent" })];
     const name = crypto.randomUUID();
     const post = (key: string, timestamp: string) =>
-      call("POST", "/events", {
-        key,
-        body: batch([validEvents.retrieved("shared-name.example.org", { source_role: "agent", timestamp })], {
-          session_id: name,
-        }),
-      });
+      sessionPoster(key, name)([validEvents.retrieved("shared-name.example.org", { source_role: "agent", timestamp })]);
     expect((await post(first.key, ago(600))).body.events_created).toBe(1);
     expect((await post(second.key, ago(500))).body.events_created).toBe(1);
     expect((await post(second.key, ago(400))).body.events_created).toBe(1);
@@ -130,8 +123,7 @@ describe("first-event flags", () => {
   test("a batch resending stored events beside an earlier event that takes their flags is counted exactly", async () => {
     const agent = await createTestOrg({ type: "agent" });
     const sessionId = crypto.randomUUID();
-    const post = (events: unknown[]) =>
-      call("POST", "/events", { key: agent.key, body: batch(events, { session_id: sessionId }) });
+    const post = sessionPoster(agent.key, sessionId);
     const sent = [
       validEvents.retrieved("retry.example.org", { source_role: "agent", timestamp: ago(600) }),
       validEvents.cited("retry.example.org", { source_role: "agent", timestamp: ago(300) }),

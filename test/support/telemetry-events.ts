@@ -1,3 +1,5 @@
+import { type CallResult, call } from "./http.ts";
+
 /** A timestamp `secondsAgo` before now, ISO 8601. */
 export function ago(secondsAgo = 60): string {
   return new Date(Date.now() - secondsAgo * 1000).toISOString();
@@ -77,3 +79,9 @@ export const validEvents = {
 export function batch(events: unknown[], extra: Record<string, unknown> = {}) {
   return { document_type: "event_batch", schema_version: "1.0", events, ...extra };
 }
+
+/** Posts event batches of one session with `key`, the way an emitter sends a session's events. */
+export const sessionPoster =
+  (key: string, sessionId: string) =>
+  (events: unknown[]): Promise<CallResult> =>
+    call("POST", "/events", { key, body: batch(events, { session_id: sessionId }) });
