@@ -2,7 +2,7 @@
  * Ingest benchmark:
  *
  *   bun run bench:ingest [--duration 10] [--concurrency 32] [--batch 100] [--shapes worst,realistic]
- *                        [--history-days 0]
+ *                        [--history-days 0] [--long-session 0]
  *
  * Against a TimescaleDB server when DATABASE_URL is set (the bench creates a
  * database of its own there and drops it afterwards), otherwise an embedded engine
@@ -28,7 +28,10 @@
  * then the service's peak resident memory (VmHWM). `--history-days N` first stores
  * N days of history (an event an hour, chunks older than the compression policy's
  * 30 days compressed): a write then meets a database with a year of chunks, as in
- * production, instead of an empty one.
+ * production, instead of an empty one. `--long-session N` then has one client post
+ * one session's worst-shape batches until it holds N events, and prints a write's
+ * latency as the session grows: a write reads the flag holders of its sessions
+ * among their stored events (src/modules/ingest/event-store.ts, storedEventsOf).
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -54,6 +57,7 @@ const { values: flags } = parseArgs({
     batch: { type: "string", default: "100" },
     shapes: { type: "string", default: "worst,realistic" },
     "history-days": { type: "string", default: "0" },
+    "long-session": { type: "string", default: "0" },
   },
 });
 const durationMs = Number(flags.duration) * 1000;
@@ -61,6 +65,7 @@ const concurrency = Number(flags.concurrency);
 const batchSize = Number(flags.batch);
 const shapes = (flags.shapes as string).split(",") as ShapeName[];
 const historyDays = Number(flags["history-days"]);
+const longSessionEvents = Number(flags["long-session"]);
 
 // ---------------------------------------------------------------------------
 // The database and the service process
@@ -247,6 +252,33 @@ async function countingLag(untilMs: number): Promise<number[]> {
   return lags;
 }
 
+/**
+ * One client posting batches of one session back to back until the session holds
+ * `events`; prints the latency of each tenth of them, as the session grows.
+ */
+async function longSession(key: string, events: number): Promise<void> {
+  const sessionId = crypto.randomUUID();
+  const next = emitter("worst", batchSize);
+  const batches = Math.ceil(events / batchSize);
+  const perLine = Math.max(1, Math.round(batches / 10));
+  let latencies: number[] = [];
+  for (let sent = 1; sent <= batches; sent++) {
+    const answer = await post(
+      key,
+      next().map((event) => ({ ...event, session_id: sessionId })),
+    );
+    if (answer.status !== 200) throw new Error(`a batch of the long session was answered ${answer.status}`);
+    latencies.push(answer.latency);
+    if (sent % perLine === 0 || sent === batches) {
+      latencies.sort((a, b) => a - b);
+      console.log(
+        `  session holding ${String(sent * batchSize).padStart(7)} events   p50 ${ms(percentile(latencies, 50))}  p99 ${ms(percentile(latencies, 99))} (the last ${latencies.length} batches)`,
+      );
+      latencies = [];
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Plain COPY
 
@@ -387,6 +419,10 @@ try {
     }
     // The floor under every latency above: one request at a time, nothing else queued.
     line("one client, unloaded", await closedLoop(shape, key, { clients: 1, forMs: durationMs / 2 }));
+  }
+  if (longSessionEvents > 0) {
+    console.log(`\none long session, worst shape, one client, ${batchSize}-event batches`);
+    await longSession((await agentKey("Bench long session")).key, longSessionEvents);
   }
   console.log(`\nservice peak RSS (VmHWM): ${(await peakRss(service.pid)).toFixed(0)} MB`);
 } finally {
