@@ -76,7 +76,10 @@ export const problemCodes = {
   already_reviewed: { status: 409, meaning: "the access request was already reviewed" },
   delegation_exists: { status: 409, meaning: "the pair already has an active delegation" },
   delegation_request_pending: { status: 409, meaning: "a delegation request for the pair is already pending" },
-  delegation_request_resolved: { status: 409, meaning: "the delegation request was already approved or denied" },
+  delegation_request_resolved: {
+    status: 409,
+    meaning: "the delegation request was already approved or denied (`request_status` says which)",
+  },
   webhook_limit_reached: { status: 409, meaning: "the organisation already has 10 active webhook endpoints (`limit`)" },
   webhook_disabled: { status: 409, meaning: "the webhook endpoint is disabled for failing; enable it first" },
   webhook_deleted: { status: 409, meaning: "the webhook endpoint was deleted; create a new one" },
@@ -148,6 +151,15 @@ export interface FieldError {
   message: string;
 }
 
+/**
+ * Members a problem adds to its body (`errors`, `limit`, …). The members RFC 9457
+ * and this service define are set from the code alone: an extension named like one
+ * would overwrite it (a `status` of "approved" on a 409).
+ */
+export type ProblemExtensions = Record<string, unknown> & {
+  [member in "type" | "title" | "status" | "code" | "detail" | "instance" | "request_id"]?: never;
+};
+
 /** A refusal with a stable code; its status and title follow from the code. */
 export class ProblemError extends Error {
   override name = "ProblemError";
@@ -156,7 +168,7 @@ export class ProblemError extends Error {
   constructor(
     readonly code: ProblemCode,
     readonly detail?: string,
-    readonly extensions: Record<string, unknown> = {},
+    readonly extensions: ProblemExtensions = {},
     /** Response headers the problem needs (Allow, Retry-After, …). */
     readonly headers: Record<string, string> = {},
   ) {
@@ -169,7 +181,7 @@ export class ProblemError extends Error {
 export function problem(
   code: ProblemCode,
   detail: string,
-  extensions?: Record<string, unknown>,
+  extensions?: ProblemExtensions,
   headers?: Record<string, string>,
 ): ProblemError {
   return new ProblemError(code, detail, extensions, headers);
@@ -180,7 +192,7 @@ export function invalid(
   detail: string,
   errors: FieldError[],
   code: ProblemCode = "validation_failed",
-  extensions?: Record<string, unknown>,
+  extensions?: ProblemExtensions,
 ): ProblemError {
   return new ProblemError(code, detail, { errors, ...extensions });
 }

@@ -216,7 +216,12 @@ describe("POST /delegation-requests/:id/approve and /deny", () => {
 
     for (const decision of ["approve", "deny"] as const) {
       const again = await decide(owner, request.id, decision);
-      expect([again.status, again.body.code]).toEqual([409, "delegation_request_resolved"]);
+      expect([again.status, again.body.status, again.body.code, again.body.request_status]).toEqual([
+        409,
+        409,
+        "delegation_request_resolved",
+        "approved",
+      ]);
     }
     expect(await activeDelegations(owner.id, platform.id)).toBe(1);
     expect(await outboxOf(platform.id)).toHaveLength(1);
@@ -235,7 +240,12 @@ describe("POST /delegation-requests/:id/approve and /deny", () => {
     ]);
     for (const decision of ["approve", "deny"] as const) {
       const again = await decide(owner, request.id, decision);
-      expect([again.status, again.body.code]).toEqual([409, "delegation_request_resolved"]);
+      expect([again.status, again.body.status, again.body.code, again.body.request_status]).toEqual([
+        409,
+        409,
+        "delegation_request_resolved",
+        "denied",
+      ]);
     }
     expect(await activeDelegations(owner.id, platform.id)).toBe(0);
     expect(await outboxOf(platform.id)).toEqual([]);

@@ -35,7 +35,26 @@ export async function callApp<T = any>(
   const text = await response.text();
   let parsed: unknown = text;
   if ((response.headers.get("content-type") ?? "").includes("json") && text !== "") parsed = JSON.parse(text);
+  if (response.headers.get("content-type")?.startsWith("application/problem+json")) {
+    assertProblemShape(response.status, parsed);
+  }
   return { status: response.status, headers: response.headers, body: parsed as T };
+}
+
+/**
+ * Every problem any test receives is checked against RFC 9457 and the service's
+ * own members, so that an extension overwriting one (a `status` of "approved")
+ * fails whichever test meets it.
+ */
+function assertProblemShape(status: number, body: unknown): void {
+  const problem = body as Record<string, unknown>;
+  const wrong = [
+    problem.status === status ? null : `status ${JSON.stringify(problem.status)} on a ${status}`,
+    typeof problem.code === "string" ? null : "no code",
+    problem.type === `urn:content-telemetry:problem:${problem.code}` ? null : `type ${JSON.stringify(problem.type)}`,
+    typeof problem.title === "string" ? null : "no title",
+  ].filter((reason) => reason !== null);
+  if (wrong.length > 0) throw new Error(`malformed problem (${wrong.join("; ")}): ${JSON.stringify(body)}`);
 }
 
 /** Sends one request through the real app (no network) and decodes its JSON body. */

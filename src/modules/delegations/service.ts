@@ -434,7 +434,7 @@ async function pendingRequestFor(
   const request = locked as DelegationRequest;
   if (request.status === "approved" || request.status === "denied") {
     throw problem("delegation_request_resolved", `this delegation request was already ${request.status}`, {
-      status: request.status,
+      request_status: request.status,
     });
   }
   if (request.status === "expired" || request.expires_at.getTime() <= input.now.getTime()) {
