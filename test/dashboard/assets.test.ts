@@ -24,8 +24,14 @@ describe("the dashboard's page and assets", () => {
     expect(gzipped).toBeLessThan(250 * 1024);
   });
 
-  test("an unknown asset is 404", async () => {
-    expect((await call("GET", "/app/assets/secrets.txt")).status).toBe(404);
-    expect((await call("GET", "/app/assets/..%2Fpackage.json")).status).toBe(404);
+  test("an unknown asset is a 404 problem", async () => {
+    for (const name of ["secrets.txt", "..%2Fpackage.json", "%00"]) {
+      const res = await call("GET", `/app/assets/${name}`);
+      expect([res.status, res.headers.get("content-type"), res.body.code]).toEqual([
+        404,
+        "application/problem+json",
+        "route_not_found",
+      ]);
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { dashboardAsset, dashboardSecurityHeaders, dashboardShell } from "./service.ts";
 
@@ -24,9 +25,9 @@ export const dashboardModule = (ctx: AppContext) =>
     )
     .get(
       "/app/assets/:name",
-      async ({ params, set, status }) => {
+      async ({ params, set }) => {
         const asset = await dashboardAsset(params.name);
-        if (!asset) return status(404, "Not Found");
+        if (!asset) throw problem("route_not_found", "the dashboard has no asset by that name");
         Object.assign(set.headers, dashboardSecurityHeaders, {
           "content-type": asset.type,
           "cache-control": "no-cache",
