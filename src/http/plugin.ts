@@ -28,10 +28,9 @@ function acceptsEmptyObject(schema: TSchema): boolean {
   return accepted;
 }
 
+/** Nothing was sent, whatever Content-Type says: some clients send one on every request. */
 function hasNoBody(request: Request): boolean {
-  return (
-    !request.headers.get("content-type") && (request.body === null || request.headers.get("content-length") === "0")
-  );
+  return request.body === null || request.headers.get("content-length") === "0";
 }
 
 export interface RouteIndex {
@@ -100,8 +99,8 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
         requestStarts.set(request, performance.now());
         set.headers["x-request-id"] = id;
       })
-      // A bodiless request (POST …/approve, …/sign-out) is left unparsed; where the route takes a body it is
-      // 400 empty_body, unless every field of that body is optional: then no body (or an empty one) means {}.
+      // An empty body is {} on a route that takes none (POST …/approve, DELETE …) or whose every body field
+      // is optional, and 400 empty_body where the route needs one.
       .onParse({ as: "global" }, async (context) => {
         await admitEarly(context);
         // A batch the gate would refuse is refused before its body is read: under
@@ -109,9 +108,10 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
         // admitted ones (README, Ingest, Backpressure).
         if (routes.shedsWhenFull(context.request.method, context.route)) ctx.ingestGate.refuseWhenFull();
         const schema = routes.bodySchemaOf(context.request.method, context.route);
-        const empty = schema && acceptsEmptyObject(schema) ? {} : undefined;
+        // Defined, so that Elysia's own parser does not try an empty body as JSON.
+        const empty = !schema || acceptsEmptyObject(schema) ? {} : undefined;
         if (hasNoBody(context.request)) {
-          if (schema && !empty) throw problem("empty_body", "request body is empty; a JSON document is required");
+          if (!empty) throw problem("empty_body", "request body is empty; a JSON document is required");
           return empty;
         }
         const body = await readJsonBody(context.request, bodyLimits, empty);

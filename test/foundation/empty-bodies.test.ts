@@ -39,3 +39,26 @@ test("a route with a required body field still refuses a missing body, saying a 
     "request body is empty; a JSON document is required",
   ]);
 });
+
+test("a route that takes no body ignores an empty one, whatever Content-Type says", async () => {
+  const org = await createTestOrg();
+  const admin = await org.keyWith(["identity:read", "identity:write"]);
+  const { app } = await testRuntime();
+  const revoke = async (init: { headers: Record<string, string>; body?: string | ReadableStream<Uint8Array> }) => {
+    const made = await call("POST", keys, { key: admin, body: { scopes: ["identity:read"] } });
+    const res = await app.handle(
+      new Request(`http://test.local${keys}/${made.body.id}`, {
+        method: "DELETE",
+        headers: { "x-api-key": admin, ...init.headers },
+        body: init.body,
+      }),
+    );
+    return [res.status, typeof ((await res.json()) as { revoked_at?: unknown }).revoked_at];
+  };
+  const json = { "content-type": "application/json" };
+  expect(await revoke({ headers: json })).toEqual([200, "string"]);
+  expect(await revoke({ headers: { ...json, "content-length": "0" }, body: "" })).toEqual([200, "string"]);
+  // Sent chunked: a stream of no bytes.
+  const nothing = new ReadableStream({ start: (controller) => controller.close() });
+  expect(await revoke({ headers: json, body: nothing })).toEqual([200, "string"]);
+});
