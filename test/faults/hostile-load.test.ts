@@ -118,3 +118,37 @@ test("a body over the limit is 413 problem+json from the running service, not th
   // The connection stays usable: the next request is answered.
   expect((await fetch(`${service.base}/health`)).status).toBe(200);
 });
+
+/** Sends `request` as raw bytes and returns all that comes back before the service closes the connection. */
+async function rawExchange(base: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(base);
+  const received: Buffer[] = [];
+  const { promise: closed, resolve } = Promise.withResolvers<void>();
+  const socket = await Bun.connect({
+    hostname,
+    port: Number(port),
+    socket: {
+      data: (_, chunk) => void received.push(Buffer.from(chunk)),
+      close: () => resolve(),
+      error: () => resolve(),
+    },
+  });
+  socket.write(request);
+  await Promise.race([closed, Bun.sleep(5_000)]);
+  socket.end();
+  return Buffer.concat(received).toString("latin1");
+}
+
+test("what is not HTTP/1.1 gets Bun's bare refusal, as docs/errors.md says, and the service carries on", async () => {
+  const bare = (status: string) => `HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`;
+  const cases = [
+    ["GET /health\u0000x HTTP/1.1\r\nHost: a\r\n\r\n", bare("505 HTTP Version Not Supported")],
+    [`GET /health?x=${"a".repeat(17_000)} HTTP/1.1\r\nHost: a\r\n\r\n`, bare("431 Request Header Fields Too Large")],
+    [
+      "POST /events HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+      bare("400 Bad Request"),
+    ],
+  ] as const;
+  for (const [request, answer] of cases) expect(await rawExchange(service.base, request)).toBe(answer);
+  expect((await fetch(`${service.base}/health`)).status).toBe(200);
+});
