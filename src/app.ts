@@ -4,7 +4,7 @@ import type { AppContext } from "./context.ts";
 import { accessIndex } from "./http/access.ts";
 import { openapiPlugin, type RouteWithBody } from "./http/openapi.ts";
 import { httpPlugin, type RouteIndex } from "./http/plugin.ts";
-import { routeBodySchemaIndex, routeMethodIndex, routeSetIndex } from "./http/routes.ts";
+import { routeBodyIndex, routeMethodIndex, routeSetIndex } from "./http/routes.ts";
 import { accessRequestsModule } from "./modules/access-requests/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
@@ -44,7 +44,7 @@ export function createApp(ctx: AppContext) {
   let index: RouteIndex = {
     allowedMethods: () => [],
     accessOf: () => undefined,
-    bodySchemaOf: () => undefined,
+    bodyOf: () => undefined,
     shedsWhenFull: () => false,
   };
   // Every POST of the ingest module takes its work through the admission gate (ctx.ingestGate).
@@ -55,7 +55,7 @@ export function createApp(ctx: AppContext) {
       httpPlugin(ctx, {
         allowedMethods: (path) => index.allowedMethods(path),
         accessOf: (m, r) => index.accessOf(m, r),
-        bodySchemaOf: (m, r) => index.bodySchemaOf(m, r),
+        bodyOf: (m, r) => index.bodyOf(m, r),
         shedsWhenFull: (m, r) => index.shedsWhenFull(m, r),
       }),
     )
@@ -82,7 +82,7 @@ export function createApp(ctx: AppContext) {
   index = {
     allowedMethods: routeMethodIndex(app.routes),
     accessOf: accessIndex(app.routes),
-    bodySchemaOf: routeBodySchemaIndex(app.routes),
+    bodyOf: routeBodyIndex(app.routes),
     shedsWhenFull: routeSetIndex(ingest.routes.filter((route) => route.method === "POST")),
   };
   routes = () => app.routes;

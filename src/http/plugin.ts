@@ -11,6 +11,7 @@ import { internalError, problemFor } from "./errors.ts";
 import { readJsonBody } from "./json-body.ts";
 import { problemResponse } from "./problem.ts";
 import { refuseNulInQuery } from "./query-text.ts";
+import type { RouteBody } from "./routes.ts";
 
 const requestIds = new WeakMap<Request, string>();
 const requestStarts = new WeakMap<Request, number>();
@@ -38,8 +39,8 @@ export interface RouteIndex {
   allowedMethods(path: string): string[];
   /** Who may call a route (its declaration, src/http/access.ts). */
   accessOf(method: string, route: string): Access | undefined;
-  /** The route's body schema, for the bounded pre-check of its arrays. */
-  bodySchemaOf(method: string, route: string): TSchema | undefined;
+  /** What the route takes as its body (routeBodyIndex): an empty one, and the bounded pre-check of its arrays. */
+  bodyOf(method: string, route: string): RouteBody | undefined;
   /** Routes behind the ingest admission gate: refused before their body is read while it is full. */
   shedsWhenFull(method: string, route: string): boolean;
 }
@@ -100,16 +101,17 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
         set.headers["x-request-id"] = id;
       })
       // An empty body is {} on a route that takes none (POST …/approve, DELETE …) or whose every body field
-      // is optional, and 400 empty_body where the route needs one.
+      // is optional, and 400 empty_body where the route needs one (ingest's documents included).
       .onParse({ as: "global" }, async (context) => {
         await admitEarly(context);
         // A batch the gate would refuse is refused before its body is read: under
         // overload, the parsing of refused batches took CPU and memory from the
         // admitted ones (README, Ingest, Backpressure).
         if (routes.shedsWhenFull(context.request.method, context.route)) ctx.ingestGate.refuseWhenFull();
-        const schema = routes.bodySchemaOf(context.request.method, context.route);
+        const takes = routes.bodyOf(context.request.method, context.route);
+        const schema = takes === "checkedByHandler" ? undefined : takes;
         // Defined, so that Elysia's own parser does not try an empty body as JSON.
-        const empty = !schema || acceptsEmptyObject(schema) ? {} : undefined;
+        const empty = takes === undefined || (schema && acceptsEmptyObject(schema)) ? {} : undefined;
         if (hasNoBody(context.request)) {
           if (!empty) throw problem("empty_body", "request body is empty; a JSON document is required");
           return empty;

@@ -18,14 +18,23 @@ export function routeMethodIndex(routes: readonly { method: string; path: string
   return (path) => [...new Set(patterns.filter((p) => p.pattern.test(path)).map((p) => p.method))];
 }
 
-/** Route → its body schema (TypeBox), for checks that run before Elysia validates the body. */
-export function routeBodySchemaIndex(
-  routes: readonly { method: string; path: string; hooks: { body?: unknown } }[],
-): (method: string, route: string) => TSchema | undefined {
-  const byRoute = new Map<string, TSchema>();
+/**
+ * What a route takes as its body: its TypeBox schema, `checkedByHandler` for a
+ * document its handler reads and checks itself (ingest: declared to OpenAPI as
+ * `detail.requestBody`), or undefined for none.
+ */
+export type RouteBody = TSchema | "checkedByHandler";
+
+/** Route → what it takes as its body, for the checks that run before Elysia validates it. */
+export function routeBodyIndex(
+  routes: readonly { method: string; path: string; hooks: { body?: unknown; detail?: unknown } }[],
+): (method: string, route: string) => RouteBody | undefined {
+  const byRoute = new Map<string, RouteBody>();
   for (const route of routes) {
-    const body = route.hooks.body;
+    const { body, detail } = route.hooks;
+    const documented = typeof detail === "object" && detail !== null && "requestBody" in detail;
     if (body && typeof body === "object") byRoute.set(`${route.method} ${route.path}`, body as TSchema);
+    else if (documented) byRoute.set(`${route.method} ${route.path}`, "checkedByHandler");
   }
   return (method, route) => byRoute.get(`${method} ${route}`);
 }

@@ -22,7 +22,7 @@ async function scopedApp() {
       httpPlugin(ctx, {
         allowedMethods: () => [],
         accessOf: () => undefined,
-        bodySchemaOf: () => undefined,
+        bodyOf: () => undefined,
         shedsWhenFull: () => false,
       }),
     )

@@ -62,3 +62,16 @@ test("a route that takes no body ignores an empty one, whatever Content-Type say
   const nothing = new ReadableStream({ start: (controller) => controller.close() });
   expect(await revoke({ headers: json, body: nothing })).toEqual([200, "string"]);
 });
+
+test("ingest's documents, checked by their handlers, are required too: an empty body is empty_body", async () => {
+  const agent = await createTestOrg({ type: "agent" });
+  const { app } = await testRuntime();
+  for (const path of ["/events", "/sessions/bulk"]) {
+    for (const headers of [{}, { "content-type": "application/json" }]) {
+      const res = await app.handle(
+        new Request(`http://test.local${path}`, { method: "POST", headers: { "x-api-key": agent.key, ...headers } }),
+      );
+      expect([path, res.status, ((await res.json()) as { code: string }).code]).toEqual([path, 400, "empty_body"]);
+    }
+  }
+});

@@ -16,7 +16,7 @@ async function errorApp() {
       httpPlugin(limited, {
         allowedMethods: (path) => methods(path),
         accessOf: () => undefined,
-        bodySchemaOf: () => undefined,
+        bodyOf: () => undefined,
         shedsWhenFull: () => false,
       }),
     )
