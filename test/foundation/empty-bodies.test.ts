@@ -67,7 +67,8 @@ test("ingest's documents, checked by their handlers, are required too: an empty 
   const agent = await createTestOrg({ type: "agent" });
   const { app } = await testRuntime();
   for (const path of ["/events", "/sessions/bulk"]) {
-    for (const headers of [{}, { "content-type": "application/json" }]) {
+    const headerSets: Record<string, string>[] = [{}, { "content-type": "application/json" }];
+    for (const headers of headerSets) {
       const res = await app.handle(
         new Request(`http://test.local${path}`, { method: "POST", headers: { "x-api-key": agent.key, ...headers } }),
       );
