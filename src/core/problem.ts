@@ -107,7 +107,10 @@ export const problemCodes = {
   setting_not_applicable: { status: 422, meaning: "the setting does not apply to this organisation type" },
   organization_required: { status: 422, meaning: "name the organisation with org_id" },
   rate_limited: { status: 429, meaning: "a rate limit is reached (`limit_class`, `Retry-After`)" },
-  too_many_sign_in_links: { status: 429, meaning: "too many sign-in links for this address; wait" },
+  too_many_sign_in_links: {
+    status: 429,
+    meaning: "too many sign-in links for this address; ask again after `Retry-After`",
+  },
   internal_error: { status: 500, meaning: "a bug: logged with its stack, never returned" },
   database_unavailable: {
     status: 503,

@@ -78,6 +78,13 @@ describe("magic-link sign-in", () => {
     const res = await callIdentity("POST", `${base}/magic-link`, { body: { email } });
     expect(res.status).toBe(429);
     expect(res.body.code).toBe("too_many_sign_in_links");
+    // The first link leaves the window after the link lifetime (15 minutes by default): that is when to ask again.
+    const { ctx } = await testRuntime();
+    const lifetime = ctx.config.MAGIC_LINK_TTL_MINUTES * 60;
+    const retryAfter = Number(res.headers.get("retry-after"));
+    expect(retryAfter).toBe(res.body.retry_after_seconds);
+    expect(retryAfter).toBeGreaterThan(lifetime - 60);
+    expect(retryAfter).toBeLessThanOrEqual(lifetime);
   });
 
   test("the cap holds when ten requests for one address arrive at once", async () => {

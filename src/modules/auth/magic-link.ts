@@ -22,13 +22,20 @@ export async function sendMagicLink(sql: Sql, mailer: Mailer, config: MagicLinkC
   // Count and insert under a lock on the address, or parallel requests would all count below the cap.
   await sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`magic-link:${address}`}, 0))`;
-    const [recent] = await tx<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM magic_link_tokens
+    // `frees_in`: seconds until the oldest counted link leaves the window, when the next one may be sent.
+    const [recent] = await tx<{ n: number; frees_in: number | null }[]>`
+      SELECT count(*)::int AS n,
+             ceil(extract(epoch FROM min(created_at) + make_interval(mins => ${config.MAGIC_LINK_TTL_MINUTES}) - now()))::int
+               AS frees_in
+      FROM magic_link_tokens
       WHERE email = ${address} AND created_at > now() - make_interval(mins => ${config.MAGIC_LINK_TTL_MINUTES})`;
     if ((recent?.n ?? 0) >= maxOpenLinksPerAddress) {
+      const retryAfterSeconds = Math.max(1, recent?.frees_in ?? 1);
       throw problem(
         "too_many_sign_in_links",
-        `at most ${maxOpenLinksPerAddress} sign-in links per address every ${config.MAGIC_LINK_TTL_MINUTES} minutes: use one already sent`,
+        `at most ${maxOpenLinksPerAddress} sign-in links per address every ${config.MAGIC_LINK_TTL_MINUTES} minutes: use one already sent, or ask again in ${retryAfterSeconds} s`,
+        { retry_after_seconds: retryAfterSeconds },
+        { "retry-after": String(retryAfterSeconds) },
       );
     }
     await tx`
