@@ -1,5 +1,6 @@
 import type { TSchema } from "@sinclair/typebox";
 import type { FieldError } from "./problem.ts";
+import { tooManyItems } from "./schema-errors.ts";
 
 /** Enough to say what is wrong; a hostile body could otherwise name thousands. */
 const maxReported = 20;
@@ -23,7 +24,7 @@ function walk(schema: TSchema, value: unknown, path: string, found: FieldError[]
   if (Array.isArray(value)) {
     if (schema.type !== "array") return;
     if (typeof schema.maxItems === "number" && value.length > schema.maxItems) {
-      found.push({ path: path || "/", message: `Expected array length to be less or equal to ${schema.maxItems}` });
+      found.push({ path: path || "/", message: tooManyItems(schema.maxItems) });
       return;
     }
     const items = schema.items as TSchema | undefined;

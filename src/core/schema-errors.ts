@@ -46,6 +46,20 @@ function kindOf(value: unknown): string {
   return typeof value;
 }
 
+/** What a string of each format the models use must be, in words. */
+const formatTexts: Record<string, string> = {
+  uuid: "a UUID",
+  email: "an email address",
+  uri: "an absolute URI",
+  date: "a date, YYYY-MM-DD",
+  "date-time": "an ISO 8601 date-time with Z or an offset",
+  // src/http/text.ts: free text stored as sent.
+  "storable-text": "text without NUL characters or unpaired UTF-16 surrogates",
+};
+
+/** An array longer than its schema allows; also said before validation (array-bounds.ts). */
+export const tooManyItems = (maxItems: number) => `must hold at most ${maxItems} items`;
+
 /** The allowed values or kinds of a schema, in words: `direct_quote, paraphrase or reference`, `a string or null`. */
 export function allowedText(schema: TSchema): string {
   if (schema.const !== undefined) return JSON.stringify(schema.const);
@@ -53,7 +67,7 @@ export function allowedText(schema: TSchema): string {
   if (typeof schema.errorMessage === "string") return schema.errorMessage;
   switch (schema.type) {
     case "string":
-      return schema.format === "uuid" ? "a UUID" : "a string";
+      return schema.format === "uuid" ? (formatTexts.uuid as string) : "a string";
     case "integer":
       return "an integer";
     case "number":
@@ -85,7 +99,7 @@ function describeError(error: ValueError): string {
     case ValueErrorType.Literal:
       return `must be ${allowedText(schema)}`;
     case ValueErrorType.StringFormat:
-      return `must be ${allowedText(schema)}`;
+      return `must be ${formatTexts[schema.format as string] ?? allowedText(schema)}`;
     case ValueErrorType.StringPattern:
       return `must be ${typeof schema.errorMessage === "string" ? schema.errorMessage : `text matching ${schema.pattern}`}`;
     case ValueErrorType.StringMinLength:
@@ -101,7 +115,7 @@ function describeError(error: ValueError): string {
     case ValueErrorType.ArrayMinItems:
       return `must hold at least ${schema.minItems} ${schema.minItems === 1 ? "item" : "items"}`;
     case ValueErrorType.ArrayMaxItems:
-      return `must hold at most ${schema.maxItems} items`;
+      return tooManyItems(schema.maxItems);
     case ValueErrorType.ObjectAdditionalProperties:
       return "is not a field this object takes";
     default:

@@ -35,7 +35,7 @@ describe("over-long arrays are refused on their length", () => {
   test("the pre-check names the array and never enters it", () => {
     const value = { prior_session_ids: uuids(101), agent_id: "a" };
     expect(overLongArrays(SessionStartRequest, value)).toEqual([
-      { path: "/prior_session_ids", message: "Expected array length to be less or equal to 100" },
+      { path: "/prior_session_ids", message: "must hold at most 100 items" },
     ]);
     expect(overLongArrays(SessionStartRequest, { prior_session_ids: uuids(100) })).toEqual([]);
   });
@@ -46,7 +46,7 @@ describe("over-long arrays are refused on their length", () => {
     const refused = await post("/sessions/start", { "x-api-key": agent.key }, body);
     expect(refused.response.status).toBe(400);
     expect(refused.body.errors).toEqual([
-      { path: "/prior_session_ids", message: "Expected array length to be less or equal to 100" },
+      { path: "/prior_session_ids", message: "must hold at most 100 items" },
     ]);
     const anonymous = await post("/sessions/start", {}, body);
     expect(anonymous.response.status).toBe(401);
@@ -58,7 +58,7 @@ describe("over-long arrays are refused on their length", () => {
     const events = Array.from({ length: 100_000 }, () => ({ type: 1 }));
     const { response, body } = await post("/events", { "x-api-key": agent.key }, JSON.stringify(batch(events)));
     expect(response.status).toBe(400);
-    expect(body.errors).toEqual([{ path: "/events", message: "Expected array length to be less or equal to 1000" }]);
+    expect(body.errors).toEqual([{ path: "/events", message: "must hold at most 1000 items" }]);
     expect(await storedEvents(agent.id)).toEqual([]);
   });
 });
@@ -153,5 +153,22 @@ describe("anonymous callers", () => {
     const keys = await callApp((await testRuntime()).app, "POST", "/api/v1/identity/keys", { body: { name: 1 } });
     expect(keys.status).toBe(401);
     expect(keys.body.errors).toBeUndefined();
+  });
+});
+
+describe("a string of the wrong form is refused saying which form", () => {
+  test("an e-mail address, and free text with a NUL or a lone surrogate", async () => {
+    const { app } = await testRuntime();
+    const org = await createTestOrg();
+    const writer = await org.keyWith(["identity:read", "identity:write"]);
+    const link = await callApp(app, "POST", "/api/v1/identity/auth/magic-link", { body: { email: "not-an-email" } });
+    expect([link.status, link.body.errors]).toEqual([400, [{ path: "/email", message: "must be an email address" }]]);
+    for (const name of ["a\u0000b", "a\ud800b"]) {
+      const key = await callApp(app, "POST", "/api/v1/identity/keys", { key: writer, body: { name } });
+      expect([key.status, key.body.errors]).toEqual([
+        400,
+        [{ path: "/name", message: "must be text without NUL characters or unpaired UTF-16 surrogates" }],
+      ]);
+    }
   });
 });
