@@ -371,6 +371,7 @@ describe("POST /delegation-requests/bulk", () => {
       5,
       null,
       { domain: e.domain, scopes: ["telemetry:read"] },
+      { domain: nobody },
     ];
     const res = await callIdentity("POST", `${path}/bulk`, { key: platform.writer, body: items });
     expect(res.status).toBe(200);
@@ -387,19 +388,22 @@ describe("POST /delegation-requests/bulk", () => {
       [3, "conflict", "delegation_exists"],
       // a.domain already asked a's owner: its subdomain is the same pair.
       [4, "conflict", "delegation_request_pending"],
-      // The same domain twice in one call: the second is a conflict.
-      [5, "conflict", undefined],
+      // The same domain twice in one call: the second meets the first's pending request.
+      [5, "conflict", "delegation_request_pending"],
       [6, "error", "invalid_domain"],
       [7, "error", "validation_failed"],
       [8, "error", "validation_failed"],
       [9, "error", "validation_failed"],
       [10, "error", "validation_failed"],
       [11, "created", undefined],
+      // Named again after a refusal: refused the same way.
+      [12, "not_found", "verified_domain_not_found"],
     ]);
-    expect(res.body.summary).toEqual({ created: 2, not_found: 1, conflict: 4, error: 5 });
+    expect(res.body.summary).toEqual({ created: 2, not_found: 2, conflict: 4, error: 5 });
+    expect(res.body.items[12].reason).toContain("item 1");
     expect(res.body.items[5].reason).toContain("item 0");
     expect(res.body.items[7].reason).toContain("identity:write cannot be delegated");
-    expect(res.body.items[8].reason).toContain("/domain");
+    expect(res.body.items[8].reason).toBe("/domain is required: a string");
     expect(res.body.items.map((item: { domain: string | null }) => item.domain)).toEqual(
       items.map((item) => (item && typeof item === "object" && "domain" in item ? item.domain : null)),
     );

@@ -2,6 +2,7 @@ import { Value } from "@sinclair/typebox/value";
 import type { AuditActor } from "../../core/caller.ts";
 import { normalizeDomain, withDomainInput } from "../../core/hosts.ts";
 import { invalid, type ProblemCode, ProblemError, problem } from "../../core/problem.ts";
+import { describeErrors } from "../../core/schema-errors.ts";
 import type { Fragment, Queryable, Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { findOrganization } from "../organizations/service.ts";
@@ -365,9 +366,9 @@ export async function fileDelegationRequests(
   for (const [index, item] of input.items.entries()) {
     const sent = (item as { domain?: unknown } | null)?.domain;
     const domain = typeof sent === "string" ? sent : null;
-    const schemaError = Value.Errors(DelegationRequestBody, item).First();
+    const [schemaError] = describeErrors(Value.Errors(DelegationRequestBody, item));
     if (schemaError) {
-      const reason = `${schemaError.path || "/"}: ${schemaError.message}`;
+      const reason = `${schemaError.path} ${schemaError.message}`;
       items.push({ index, domain, status: "error", code: "validation_failed", reason });
       continue;
     }
@@ -376,7 +377,14 @@ export async function fileDelegationRequests(
       const canonical = await withDomainInput("/domain", async () => normalizeDomain(body.domain));
       const earlier = firstIndexOf.get(canonical);
       if (earlier !== undefined) {
-        items.push({ index, domain, status: "conflict", reason: `${canonical} was already named by item ${earlier}` });
+        // Filed alone now, the item would meet what the earlier one left: its pending request, or its refusal.
+        const first = items[earlier] as BulkItemResult;
+        const named = `${canonical} was already named by item ${earlier}`;
+        items.push(
+          first.status === "created"
+            ? { index, domain, status: "conflict", code: "delegation_request_pending", reason: `${named}, now pending` }
+            : { index, domain, status: first.status, code: first.code, reason: `${named}: ${first.reason}` },
+        );
         continue;
       }
       firstIndexOf.set(canonical, index);
