@@ -142,9 +142,16 @@ describe("invites", () => {
 
     const invitee = await signIn(email);
     const mine = await callIdentity("GET", `${base}/me/invites`, { session: invitee.session });
-    expect(mine.body.items).toEqual([
-      expect.objectContaining({ id: created.body.id, organization_name: "Test content_owner" }),
-    ]);
+    expect(mine.body).toEqual({
+      items: [expect.objectContaining({ id: created.body.id, organization_name: "Test content_owner" })],
+      total: 1,
+      limit: 50,
+      offset: 0,
+    });
+    const past = await callIdentity("GET", `${base}/me/invites?offset=1&limit=1`, { session: invitee.session });
+    expect([past.body.items, past.body.total]).toEqual([[], 1]);
+    const tooMany = await callIdentity("GET", `${base}/me/invites?limit=1000`, { session: invitee.session });
+    expect([tooMany.status, tooMany.body.errors?.[0]?.path]).toEqual([400, "/limit"]);
     const wrongUser = await signIn();
     const refused = await callIdentity("POST", `${base}/invites/${created.body.id}/claim`, {
       session: wrongUser.session,

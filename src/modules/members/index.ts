@@ -136,13 +136,19 @@ export const membersModule = (ctx: AppContext) =>
         detail: { summary: "Revoke an open invitation (owner/admin session)" },
       },
     )
-    .get("/me/invites", async ({ user }) => ({ items: await listInvitesFor(ctx.sql, user.email) }), {
-      session: true,
-      response: t.Object({ items: t.Array(MyInvite) }),
-      detail: {
-        summary: "Open invitations addressed to the signed-in user's e-mail (at most 100)",
+    .get(
+      "/me/invites",
+      async ({ user, query }) => {
+        const page = pageOf(query);
+        return { ...(await listInvitesFor(ctx.sql, user.email, page)), ...page };
       },
-    })
+      {
+        session: true,
+        query: t.Object(pageQuery()),
+        response: Paged(MyInvite),
+        detail: { summary: "Open invitations addressed to the signed-in user's e-mail, oldest first" },
+      },
+    )
     .post(
       "/invites/:id/claim",
       async ({ user, params }) => {

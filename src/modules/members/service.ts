@@ -150,12 +150,19 @@ export async function listOrgInvites(
 }
 
 /** Open, unexpired invitations addressed to this e-mail, with the inviting organisation's name. */
-export async function listInvitesFor(sql: Queryable, email: string) {
-  return sql<(Invite & { organization_name: string })[]>`
+export async function listInvitesFor(
+  sql: Queryable,
+  email: string,
+  page: { limit: number; offset: number },
+): Promise<{ items: (Invite & { organization_name: string })[]; total: number }> {
+  const open = sql`i.email = ${normalizeEmail(email)} AND i.claimed_at IS NULL AND i.revoked_at IS NULL
+    AND i.expires_at > now()`;
+  const items = await sql<(Invite & { organization_name: string })[]>`
     SELECT i.*, o.name AS organization_name
     FROM invites i JOIN organizations o ON o.id = i.org_id
-    WHERE i.email = ${normalizeEmail(email)} AND i.claimed_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()
-    ORDER BY i.created_at, i.id LIMIT 100`;
+    WHERE ${open} ORDER BY i.created_at, i.id LIMIT ${page.limit} OFFSET ${page.offset}`;
+  const [count] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM invites i WHERE ${open}`;
+  return { items, total: count?.n ?? 0 };
 }
 
 export async function revokeInvite(
