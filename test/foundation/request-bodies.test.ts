@@ -45,9 +45,7 @@ describe("over-long arrays are refused on their length", () => {
     const body = JSON.stringify({ prior_session_ids: uuids(100_000) });
     const refused = await post("/sessions/start", { "x-api-key": agent.key }, body);
     expect(refused.response.status).toBe(400);
-    expect(refused.body.errors).toEqual([
-      { path: "/prior_session_ids", message: "must hold at most 100 items" },
-    ]);
+    expect(refused.body.errors).toEqual([{ path: "/prior_session_ids", message: "must hold at most 100 items" }]);
     const anonymous = await post("/sessions/start", {}, body);
     expect(anonymous.response.status).toBe(401);
     expect(anonymous.body.errors).toBeUndefined();
