@@ -1,7 +1,8 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { accessPlugin } from "../../http/access.ts";
-import { pageOf, pageQuery } from "../../http/paging.ts";
+import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
+import { AuditEventRecord } from "./model.ts";
 import { listAudit } from "./service.ts";
 
 export const auditModule = (ctx: AppContext) =>
@@ -16,6 +17,7 @@ export const auditModule = (ctx: AppContext) =>
       {
         org: "manage",
         query: t.Object(pageQuery()),
+        response: Paged(AuditEventRecord),
         detail: {
           summary: "Control-plane changes of an organisation, newest first (owners and admins)",
         },

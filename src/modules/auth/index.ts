@@ -4,6 +4,7 @@ import type { AppContext } from "../../context.ts";
 import { ProblemError } from "../../core/problem.ts";
 import { prefersHtml } from "../../http/accept.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { noContent, redirectTo } from "../../http/bodiless-answers.ts";
 import { clearedSessionCookie, sessionCookie } from "../../http/credentials.ts";
 import { consumeMagicLink, sendMagicLink } from "./magic-link.ts";
 import { MagicLinkRequest, MagicLinkVerify, OidcCallbackQuery, OidcProviderParams, SignedIn, WhoAmI } from "./model.ts";
@@ -75,6 +76,7 @@ export const authModule = (ctx: AppContext) => {
       {
         public: "by_address",
         body: MagicLinkRequest,
+        response: { 202: t.Object({ status: t.Literal("sent") }) },
         detail: {
           summary: "Send a single-use sign-in link by e-mail",
           description:
@@ -122,7 +124,10 @@ export const authModule = (ctx: AppContext) => {
         set.headers["set-cookie"] = clearedSessionCookie(ctx.config.SESSION_COOKIE_SECURE);
         set.status = 204;
       },
-      { session: true, detail: { summary: "End the current session" } },
+      {
+        session: true,
+        detail: { summary: "End the current session", responses: noContent("signed out; the cookie is cleared") },
+      },
     )
     .get(
       "/oidc/providers",
@@ -143,7 +148,10 @@ export const authModule = (ctx: AppContext) => {
       {
         public: "by_address",
         params: OidcProviderParams,
-        detail: { summary: "Start OAuth sign-in: redirects to the provider (authorization code + PKCE, state, nonce)" },
+        detail: {
+          summary: "Start OAuth sign-in: redirects to the provider (authorization code + PKCE, state, nonce)",
+          responses: redirectTo("to the provider's authorization endpoint"),
+        },
       },
     )
     .delete(
@@ -159,6 +167,7 @@ export const authModule = (ctx: AppContext) => {
           summary: "Unlink the signed-in user from their account at a provider",
           description:
             "After this, the next account at that provider that presents the user's verified e-mail is linked instead (a re-created account). 404 oidc_link_not_found when none is linked.",
+          responses: noContent("unlinked"),
         },
       },
     )

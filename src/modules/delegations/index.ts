@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { noContent } from "../../http/bodiless-answers.ts";
 import { Paged, pageOf } from "../../http/paging.ts";
 import {
   BulkBody,
@@ -204,6 +205,7 @@ export const delegationsModule = (ctx: AppContext) =>
           summary: "Deny a delegation request (its grantor only): 204",
           description:
             "409 delegation_request_resolved when it was already approved or denied, 410 delegation_request_expired once expired, 404 for a request addressed to another organisation.",
+          responses: noContent("denied"),
         },
       },
     );

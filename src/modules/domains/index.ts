@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { normalizeDomain, withDomainInput } from "../../core/hosts.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { noContent } from "../../http/bodiless-answers.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { recordAudit } from "../audit/service.ts";
 import { checkManifestClaim } from "../manifests/service.ts";
@@ -156,6 +157,7 @@ export const domainsModule = (ctx: AppContext) =>
         params: DomainParams,
         detail: {
           summary: "Remove a domain (its data stops being visible to the organisation)",
+          responses: noContent("removed"),
         },
       },
     );

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { noContent } from "../../http/bodiless-answers.ts";
 import { recordAudit } from "../audit/service.ts";
 import { fetchManifest } from "./fetch.ts";
 import { ManifestRecord, ManifestRegistration, manifestPath } from "./model.ts";
@@ -94,5 +95,5 @@ export const manifestsModule = (ctx: AppContext) =>
         });
         set.status = 204;
       },
-      { org: "write", detail: { summary: "Forget the organisation's manifest" } },
+      { org: "write", detail: { summary: "Forget the organisation's manifest", responses: noContent("forgotten") } },
     );

@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { auditActorOf } from "../../core/caller.ts";
 import { problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { noContent } from "../../http/bodiless-answers.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import {
   ClaimResult,
@@ -87,6 +88,7 @@ export const membersModule = (ctx: AppContext) =>
         params: UserParams,
         detail: {
           summary: "Remove a member, or leave (any member may remove themselves; the last owner cannot)",
+          responses: noContent("removed"),
         },
       },
     )
@@ -133,7 +135,7 @@ export const membersModule = (ctx: AppContext) =>
       {
         org: "manage",
         params: InviteParams,
-        detail: { summary: "Revoke an open invitation (owner/admin session)" },
+        detail: { summary: "Revoke an open invitation (owner/admin session)", responses: noContent("revoked") },
       },
     )
     .get(

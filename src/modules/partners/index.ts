@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { auditActorOf } from "../../core/caller.ts";
 import { withDomainInput } from "../../core/hosts.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { noContent } from "../../http/bodiless-answers.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { DomainRecord, domainOnWire } from "../domains/model.ts";
 import { mailInvite } from "../members/service.ts";
@@ -60,7 +61,7 @@ export const partnersModule = (ctx: AppContext) =>
       {
         session: "operator_admin",
         params: OrgParams,
-        detail: { summary: "Withdraw trusted-partner status (operator admin)" },
+        detail: { summary: "Withdraw trusted-partner status (operator admin)", responses: noContent("withdrawn") },
       },
     )
     .post(

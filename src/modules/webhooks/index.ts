@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { noContent } from "../../http/bodiless-answers.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import {
   CreatedWebhook,
@@ -103,7 +104,10 @@ export const webhooksModule = (ctx: AppContext) =>
       {
         org: "write",
         params: WebhookParams,
-        detail: { summary: "Delete (disable) a webhook endpoint and drop its pending deliveries: 204" },
+        detail: {
+          summary: "Delete (disable) a webhook endpoint and drop its pending deliveries: 204",
+          responses: noContent("deleted"),
+        },
       },
     )
     .post(

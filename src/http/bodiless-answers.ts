@@ -1,0 +1,10 @@
+/**
+ * Success answers without a body, for the OpenAPI document: a route with no
+ * response schema gets none from @elysiajs/openapi, so the route names it in
+ * `detail.responses`.
+ */
+export const noContent = (description: string) => ({ 204: { description } });
+
+export const redirectTo = (description: string) => ({
+  302: { description, headers: { Location: { description: "where to go", schema: { type: "string" as const } } } },
+});
