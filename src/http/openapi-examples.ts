@@ -71,13 +71,12 @@ export function exampleOf(schema: JsonSchema | undefined, name = "", depth = 0):
   if (schema.examples?.length) return schema.examples[0];
   if (schema.const !== undefined) return schema.const;
   if (schema.enum?.length) return schema.enum[0];
-  if (schema.anyOf) {
-    // Elysia's integers and booleans also take their string forms: show the JSON type.
-    const options = schema.anyOf.filter((option) => option.type !== "null");
-    const stringForm = (option: JsonSchema) =>
-      option.type === "string" && ["integer", "numeric", "boolean"].includes(option.format ?? "");
-    return exampleOf(options.find((option) => !stringForm(option)) ?? options[0], name, depth);
-  }
+  if (schema.anyOf)
+    return exampleOf(
+      schema.anyOf.find((option) => option.type !== "null"),
+      name,
+      depth,
+    );
   const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
   switch (type) {
     case "object": {

@@ -123,6 +123,40 @@ export function fillJsonRequestBodies(document: OpenApiDocument, routes: readonl
   }
 }
 
+type SchemaNode = Record<string, unknown>;
+
+const isNode = (value: unknown): value is SchemaNode => typeof value === "object" && value !== null;
+
+/**
+ * Elysia's number and date types accept text as well, for query strings and
+ * bodies, and @elysiajs/openapi shows that: every integer came out as "a string
+ * of format integer, or an integer", every date as "date-time, date or number",
+ * and an enum that may be null without null among its values (so a strict
+ * client refused a real `"role": null`). The document says what travels: an
+ * integer is an integer (a query string carries it as its digits either way), a
+ * date is an ISO 8601 date-time string (every date in this interface is an
+ * answer's), and a nullable enum lists null.
+ */
+export function tidySchemas(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(tidySchemas);
+  if (!isNode(node)) return node;
+  const tidied: SchemaNode = {};
+  for (const [key, value] of Object.entries(node)) tidied[key] = tidySchemas(value);
+  const options = Array.isArray(tidied.anyOf) ? (tidied.anyOf as unknown[]).filter(isNode) : [];
+  const { anyOf: _, ...rest } = tidied;
+  const integer = options.find((option) => option.type === "integer");
+  if (options.length === 2 && integer && options.some((option) => option.format === "integer")) {
+    return { ...rest, ...integer };
+  }
+  const formats = options.map((option) => option.format ?? option.type);
+  if (options.length === 3 && ["date-time", "date", "number"].every((format) => formats.includes(format))) {
+    return { ...rest, type: "string", format: "date-time" };
+  }
+  const nullable = tidied.nullable === true || (Array.isArray(tidied.type) && tidied.type.includes("null"));
+  if (Array.isArray(tidied.enum) && nullable && !tidied.enum.includes(null)) tidied.enum = [...tidied.enum, null];
+  return tidied;
+}
+
 /**
  * The interface's two base addresses: `{base_url}` for reads and the control
  * plane, `{ingest_url}` for event and session ingest (the Ingest operations say
@@ -155,10 +189,13 @@ export const openapiPlugin = (
   new Elysia({ name: "openapi-json-bodies" })
     .onAfterHandle({ as: "global" }, ({ path, response }) => {
       if (path === specPath && response && typeof response === "object") {
-        fillJsonRequestBodies(response as OpenApiDocument, routes());
-        addProblemResponses(response as OpenApiDocument);
-        addServers(response as OpenApiDocument, urls);
-        for (const operations of Object.values((response as OpenApiDocument).paths ?? {})) {
+        const document = response as OpenApiDocument;
+        fillJsonRequestBodies(document, routes());
+        addProblemResponses(document);
+        addServers(document, urls);
+        document.paths = tidySchemas(document.paths) as OpenApiDocument["paths"];
+        document.components = tidySchemas(document.components) as OpenApiDocument["components"];
+        for (const operations of Object.values(document.paths ?? {})) {
           for (const operation of Object.values(operations)) {
             documentOperation(operation as DocumentedOperation, operation.tags ?? []);
           }

@@ -85,3 +85,49 @@ test("every operation says who may call it, shows examples of its body and its a
   expect(ingest.responses["503"].description).toContain("`ingest_overloaded`");
   expect(ingest.requestBody.content["application/json"].example.events[0].type).toBe("content_retrieved");
 });
+
+test("every operation documents its success answer", async () => {
+  const doc = await call("GET", "/openapi/json");
+  const silent: string[] = [];
+  for (const [path, operations] of Object.entries(doc.body.paths as Record<string, Record<string, any>>)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const statuses = Object.keys(operation.responses ?? {});
+      if (!statuses.some((status) => status.startsWith("2") || status.startsWith("3"))) {
+        silent.push(`${method.toUpperCase()} ${path}`);
+      }
+    }
+  }
+  expect(silent).toEqual([]);
+  const paths = doc.body.paths;
+  expect(Object.keys(paths["/api/v1/identity/webhooks/{id}"].delete.responses)).toContain("204");
+  expect(paths["/api/v1/identity/auth/oidc/{provider}/start"].get.responses["302"].headers.Location).toBeDefined();
+  expect(
+    paths["/api/v1/identity/audit"].get.responses["200"].content["application/json"].schema.properties,
+  ).toHaveProperty("items");
+});
+
+test("the schemas say what travels: integers, date-times, and null where an enum may be null", async () => {
+  const doc = await call("GET", "/openapi/json");
+  const found = { textIntegers: 0, textDates: 0, enumsWithoutNull: [] as string[] };
+  const walk = (node: unknown, at: string): void => {
+    if (Array.isArray(node)) {
+      for (const [i, item] of node.entries()) walk(item, `${at}/${i}`);
+      return;
+    }
+    if (typeof node !== "object" || node === null) return;
+    const schema = node as Record<string, any>;
+    const formats = (schema.anyOf ?? []).map((option: Record<string, unknown>) => option.format);
+    if (formats.includes("integer")) found.textIntegers++;
+    if (formats.includes("date")) found.textDates++;
+    const nullable = schema.nullable === true || (Array.isArray(schema.type) && schema.type.includes("null"));
+    if (Array.isArray(schema.enum) && nullable && !schema.enum.includes(null)) found.enumsWithoutNull.push(at);
+    for (const [key, value] of Object.entries(schema)) walk(value, `${at}/${key}`);
+  };
+  walk(doc.body, "");
+  expect(found).toEqual({ textIntegers: 0, textDates: 0, enumsWithoutNull: [] });
+  const organization =
+    doc.body.paths["/api/v1/identity/organizations/{id}"].get.responses["200"].content["application/json"].schema;
+  expect(organization.properties.role.enum).toEqual(["owner", "admin", "member", null]);
+  expect(organization.properties.created_at).toEqual({ type: "string", format: "date-time" });
+  expect(doc.body.components.schemas.Problem.properties.status).toEqual({ type: "integer" });
+});
