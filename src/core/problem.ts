@@ -91,7 +91,7 @@ export const problemCodes = {
   unsupported_media_type: { status: 415, meaning: "the body is not application/json" },
   unsupported_content_encoding: {
     status: 415,
-    meaning: "Content-Encoding is not identity, gzip, deflate, br or zstd (`accepted_encodings`)",
+    meaning: "Content-Encoding is not identity, gzip (or x-gzip), deflate, br or zstd (`accepted_encodings`)",
   },
   foreign_click_token: {
     status: 422,

@@ -135,7 +135,7 @@ export const identityCommands = [
   }),
   defineCommand({
     words: ["key", "revoke"],
-    summary: "revoke a key (takes effect everywhere within KEY_CACHE_TTL_SECONDS)",
+    summary: "revoke a key (every running instance drops it at once; KEY_CACHE_TTL_SECONDS is only the safety net)",
     options: { id: { type: "string", required: true, description: "key id" } },
     async run(sql, o) {
       const id = requireUuid(o, "id");
