@@ -13,9 +13,9 @@ import {
   DomainConflictError,
   findDomain,
   listDomains,
-  registerDomain,
+  registerDomainAs,
   removeDomain,
-  verifyDomain,
+  verifyDomainAs,
 } from "./service.ts";
 import { checkChallenge } from "./verification.ts";
 
@@ -28,17 +28,7 @@ export const domainsModule = (ctx: AppContext) =>
       "/domains",
       async ({ access, body, set }) => {
         const domain = await withDomainInput("/domain", () =>
-          ctx.sql.begin(async (tx) => {
-            const registered = await registerDomain(tx, access.orgId, body.domain);
-            await recordAudit(tx, {
-              actor: access.actor,
-              orgId: access.orgId,
-              action: "domain.registered",
-              targetType: "domain",
-              targetId: registered.domain,
-            });
-            return registered;
-          }),
+          ctx.sql.begin((tx) => registerDomainAs(tx, access.orgId, body.domain, access.actor)),
         );
         set.status = 201;
         return domainOnWire(domain);
@@ -102,18 +92,7 @@ export const domainsModule = (ctx: AppContext) =>
           throw invalid(failure, [{ path: "/method", message: failure }], "verification_failed");
         }
         const verified = await ctx.sql
-          .begin(async (tx) => {
-            const row = await verifyDomain(tx, access.orgId, name, body.method);
-            await recordAudit(tx, {
-              actor: access.actor,
-              orgId: access.orgId,
-              action: "domain.verified",
-              targetType: "domain",
-              targetId: name,
-              details: { method: body.method },
-            });
-            return row;
-          })
+          .begin((tx) => verifyDomainAs(tx, access.orgId, name, body.method, access.actor))
           .catch((error: unknown) => {
             if (error instanceof DomainConflictError) throw problem("domain_taken", error.message);
             throw error;

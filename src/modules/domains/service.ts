@@ -1,6 +1,8 @@
 import postgres from "postgres";
+import type { AuditActor } from "../../core/caller.ts";
 import { normalizeDomain } from "../../core/hosts.ts";
 import type { Queryable } from "../../db/sql.ts";
+import { recordAudit } from "../audit/service.ts";
 
 export const verificationMethods = ["dns_txt", "https_file", "manifest", "partner_attestation", "operator"] as const;
 export type VerificationMethod = (typeof verificationMethods)[number];
@@ -56,6 +58,40 @@ export async function verifyDomain(
     }
     throw error;
   }
+}
+
+/** registerDomain, recorded in the audit trail as `actor`'s (domain.registered); in the caller's transaction. */
+export async function registerDomainAs(
+  sql: Queryable,
+  orgId: string,
+  input: string,
+  actor: AuditActor,
+): Promise<Domain> {
+  const domain = await registerDomain(sql, orgId, input);
+  await recordAudit(sql, { actor, orgId, action: "domain.registered", targetType: "domain", targetId: domain.domain });
+  return domain;
+}
+
+/** verifyDomain, recorded as `actor`'s (domain.verified) when the domain is registered; in the caller's transaction. */
+export async function verifyDomainAs(
+  sql: Queryable,
+  orgId: string,
+  input: string,
+  method: VerificationMethod,
+  actor: AuditActor,
+): Promise<Domain | undefined> {
+  const domain = await verifyDomain(sql, orgId, input, method);
+  if (domain) {
+    await recordAudit(sql, {
+      actor,
+      orgId,
+      action: "domain.verified",
+      targetType: "domain",
+      targetId: domain.domain,
+      details: { method },
+    });
+  }
+  return domain;
 }
 
 export async function listDomains(

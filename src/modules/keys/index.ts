@@ -5,9 +5,8 @@ import { effectiveScopes, type Scope, UnknownScopeError } from "../../core/scope
 import { accessPlugin } from "../../http/access.ts";
 import { requireObjectBody } from "../../http/object-body.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
-import { recordAudit } from "../audit/service.ts";
 import { CreatedKey, CreateKey, KeyRecord } from "./model.ts";
-import { countApiKeys, createApiKey, listApiKeys, revokeApiKey } from "./service.ts";
+import { countApiKeys, createApiKeyAs, listApiKeys, revokeApiKeyAs } from "./service.ts";
 
 export const keysModule = (ctx: AppContext) =>
   new Elysia({ name: "identity.keys", prefix: "/api/v1/identity", detail: { tags: ["Identity: API keys"] } })
@@ -35,18 +34,9 @@ export const keysModule = (ctx: AppContext) =>
             );
           }
         }
-        const created = await ctx.sql.begin(async (tx) => {
-          const minted = await createApiKey(tx, { orgId: access.orgId, scopes, name: body.name ?? null });
-          await recordAudit(tx, {
-            actor: access.actor,
-            orgId: access.orgId,
-            action: "api_key.created",
-            targetType: "api_key",
-            targetId: minted.record.id,
-            details: { prefix: minted.record.prefix, scopes: minted.record.scopes, name: minted.record.name },
-          });
-          return minted;
-        });
+        const created = await ctx.sql.begin((tx) =>
+          createApiKeyAs(tx, { orgId: access.orgId, scopes, name: body.name ?? null }, access.actor),
+        );
         set.status = 201;
         set.headers["cache-control"] = "no-store";
         return { ...created.record, key: created.key };
@@ -84,19 +74,8 @@ export const keysModule = (ctx: AppContext) =>
     .delete(
       "/keys/:id",
       async ({ access, params }) => {
-        const revoked = await ctx.sql.begin(async (tx) => {
-          const record = await revokeApiKey(tx, params.id, access.orgId);
-          if (!record) throw problem("key_not_found", "this organisation has no such key");
-          await recordAudit(tx, {
-            actor: access.actor,
-            orgId: access.orgId,
-            action: "api_key.revoked",
-            targetType: "api_key",
-            targetId: record.id,
-            details: { prefix: record.prefix },
-          });
-          return record;
-        });
+        const revoked = await ctx.sql.begin((tx) => revokeApiKeyAs(tx, params.id, access.actor, access.orgId));
+        if (!revoked) throw problem("key_not_found", "this organisation has no such key");
         ctx.keys.forget({ keyId: revoked.id });
         return revoked;
       },

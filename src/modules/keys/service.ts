@@ -1,5 +1,7 @@
+import type { AuditActor } from "../../core/caller.ts";
 import { effectiveScopes, type Scope } from "../../core/scopes.ts";
 import type { Queryable } from "../../db/sql.ts";
+import { recordAudit } from "../audit/service.ts";
 import { findOrganization } from "../organizations/service.ts";
 import { mintRawKey } from "./key-format.ts";
 
@@ -59,5 +61,45 @@ export async function revokeApiKey(sql: Queryable, keyId: string, orgId?: string
     UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
     WHERE id = ${keyId}::uuid ${orgId ? sql`AND org_id = ${orgId}::uuid` : sql``}
     RETURNING ${listed(sql)}`;
+  return record;
+}
+
+/** createApiKey, recorded in the audit trail as `actor`'s (api_key.created); in the caller's transaction. */
+export async function createApiKeyAs(
+  sql: Queryable,
+  input: { orgId: string; scopes?: readonly string[] | null; name?: string | null },
+  actor: AuditActor,
+): Promise<{ key: string; record: ApiKeyRecord }> {
+  const minted = await createApiKey(sql, input);
+  const { record } = minted;
+  await recordAudit(sql, {
+    actor,
+    orgId: record.org_id,
+    action: "api_key.created",
+    targetType: "api_key",
+    targetId: record.id,
+    details: { prefix: record.prefix, scopes: record.scopes, name: record.name },
+  });
+  return minted;
+}
+
+/** revokeApiKey, recorded as `actor`'s (api_key.revoked) when there is such a key; in the caller's transaction. */
+export async function revokeApiKeyAs(
+  sql: Queryable,
+  keyId: string,
+  actor: AuditActor,
+  orgId?: string,
+): Promise<ApiKeyRecord | undefined> {
+  const record = await revokeApiKey(sql, keyId, orgId);
+  if (record) {
+    await recordAudit(sql, {
+      actor,
+      orgId: record.org_id,
+      action: "api_key.revoked",
+      targetType: "api_key",
+      targetId: record.id,
+      details: { prefix: record.prefix },
+    });
+  }
   return record;
 }

@@ -1,8 +1,7 @@
 import type { AuditActor } from "../../core/caller.ts";
 import type { Sql } from "../../db/sql.ts";
-import { recordAudit } from "../audit/service.ts";
 import { type Domain, registerDomain } from "../domains/service.ts";
-import { addMember, createOrganization, type Organization } from "./service.ts";
+import { addMember, createOrganization, type Organization, recordOrganizationCreated } from "./service.ts";
 
 /**
  * Self-serve sign-up of a content owner: the organisation, its domain (registered,
@@ -16,14 +15,7 @@ export async function createContentOwner(
     const org = await createOrganization(tx, { name: input.name, orgType: "content_owner" });
     const domain = await registerDomain(tx, org.id, input.domain);
     await addMember(tx, org.id, input.ownerUserId, "owner");
-    await recordAudit(tx, {
-      actor: input.actor,
-      orgId: org.id,
-      action: "organization.created",
-      targetType: "organization",
-      targetId: org.id,
-      details: { name: org.name, org_type: org.org_type, domain: domain.domain },
-    });
+    await recordOrganizationCreated(tx, org, domain.domain, input.actor);
     return { org, domain };
   });
 }

@@ -1,5 +1,7 @@
+import type { AuditActor } from "../../core/caller.ts";
 import type { MemberRole, OrgType } from "../../core/organizations.ts";
 import type { Queryable } from "../../db/sql.ts";
+import { recordAudit } from "../audit/service.ts";
 
 export interface Organization {
   id: string;
@@ -16,6 +18,23 @@ export async function createOrganization(
     INSERT INTO organizations (name, org_type) VALUES (${input.name}, ${input.orgType})
     RETURNING id, name, org_type, created_at`;
   return org as Organization;
+}
+
+/** Records a new organisation in the audit trail (organization.created) as `actor`'s, with the domain registered on it. */
+export async function recordOrganizationCreated(
+  sql: Queryable,
+  org: Organization,
+  domain: string | null,
+  actor: AuditActor,
+): Promise<void> {
+  await recordAudit(sql, {
+    actor,
+    orgId: org.id,
+    action: "organization.created",
+    targetType: "organization",
+    targetId: org.id,
+    details: { name: org.name, org_type: org.org_type, domain },
+  });
 }
 
 export async function findOrganization(sql: Queryable, id: string): Promise<Organization | undefined> {
