@@ -12,20 +12,27 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
-/** Structured JSON lines on stdout: one object per line, machine-readable by any collector. */
-export function createLogger(level: Config["LOG_LEVEL"], base: LogFields = {}): Logger {
+/**
+ * Structured JSON lines, one object per line, machine-readable by any collector:
+ * on stdout for the service, on stderr for the CLI, whose stdout is its answer.
+ */
+export function createLogger(
+  level: Config["LOG_LEVEL"],
+  base: LogFields = {},
+  out: { write(line: string): unknown } = process.stdout,
+): Logger {
   const threshold = levels[level];
   const write = (lvl: LogLevel, msg: string, fields?: LogFields) => {
     if (levels[lvl] < threshold) return;
     const line = JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields });
-    process.stdout.write(`${line}\n`);
+    out.write(`${line}\n`);
   };
   return {
     debug: (msg, fields) => write("debug", msg, fields),
     info: (msg, fields) => write("info", msg, fields),
     warn: (msg, fields) => write("warn", msg, fields),
     error: (msg, fields) => write("error", msg, fields),
-    child: (fields) => createLogger(level, { ...base, ...fields }),
+    child: (fields) => createLogger(level, { ...base, ...fields }, out),
   };
 }
 

@@ -4,8 +4,7 @@ import { ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/client.ts";
 import { wouldCreateDatabase } from "../db/data-dir-lock.ts";
 import { migrate } from "../db/migrate.ts";
-import { createLogger } from "../log.ts";
-import { type Command, UsageError } from "./command.ts";
+import { type Command, cliLog, UsageError } from "./command.ts";
 import { delegationCommands } from "./commands/delegations.ts";
 import { identityCommands } from "./commands/identity.ts";
 import { mailCommands } from "./commands/mail.ts";
@@ -53,15 +52,14 @@ async function main(argv: string[]): Promise<number> {
       if (spec.required && parsed[name] === undefined) throw new UsageError(`--${name} is required`);
     }
     const config = loadConfig();
-    const log = createLogger("warn", { service: "cli" });
     if (!config.DATABASE_URL && wouldCreateDatabase(config.DATA_DIR)) {
       // Most often a CLI pointed somewhere other than the service's database.
       console.error(
         `warning: no database in ${resolve(config.DATA_DIR)} yet: creating a new, empty one. If the service uses another, set DATA_DIR (or DATABASE_URL) to it.`,
       );
     }
-    db = await openDatabase(config, log, { shareRunning: true });
-    if (!command.migrates) await migrate(db.sql, log);
+    db = await openDatabase(config, cliLog, { shareRunning: true });
+    if (!command.migrates) await migrate(db.sql, cliLog);
     const result = await command.run(db.sql, parsed);
     console.log(json ? JSON.stringify(result, null, 2) : command.describe(result));
     return 0;

@@ -69,6 +69,8 @@ describe("operator CLI", () => {
     [["key", "create", "--org", crypto.randomUUID(), "--scopes", "telemetry:read,root"], "unknown scope: root"],
     [["key", "revoke", "--id", crypto.randomUUID()], "no key with id"],
     [["domain", "add", "--org", crypto.randomUUID(), "--domain", "news.example.org"], "no organisation with id"],
+    [["key", "create", "--org", crypto.randomUUID()], "does not exist"],
+    [["key", "list", "--org", crypto.randomUUID()], "no organisation with id"],
     [["org", "create", "--name", "P", "--type", "platform", "--domain", "p.example.org"], "only content-owner"],
     [["frobnicate"], "unknown command"],
     [["key", "list", "--org", crypto.randomUUID(), "--colour"], "Unknown option"],
@@ -94,6 +96,37 @@ describe("operator CLI", () => {
     expect(out.exitCode).toBe(2);
     expect(jsonOf(out)).toEqual({ error: "--org must be a UUID" });
   });
+
+  test("with --json, stdout is the answer alone: the CLI's own log lines go to stderr", async () => {
+    const unreachable = { DATABASE_URL: "postgres://postgres@127.0.0.1:1/nowhere", DATABASE_CONNECT_WAIT_SECONDS: "1" };
+    const out = await runCli({ env: unreachable }, "key", "list", "--org", crypto.randomUUID(), "--json");
+    expect(out.exitCode).toBe(1);
+    expect(Object.keys(jsonOf(out))).toEqual(["error"]);
+    expect(out.stderr).toContain('"msg":"waiting for the database"');
+  });
+
+  test("what the operator changes is in the organisation's audit trail, by the operator CLI", async () => {
+    const domain = `cli-${crypto.randomUUID().slice(0, 8)}.example.net`;
+    const org = jsonOf(await cli("org", "create", "--name", "Audited", "--type", "content_owner", "--json"));
+    await cli("domain", "add", "--org", org.id, "--domain", domain);
+    await cli("domain", "verify", "--org", org.id, "--domain", domain);
+    const key = jsonOf(await cli("key", "create", "--org", org.id, "--json"));
+    await cli("key", "revoke", "--id", key.id);
+    const { ctx } = await testRuntime();
+    const trail = await ctx.sql<{ action: string; target_id: string; actor_type: string; actor_label: string }[]>`
+      SELECT action, target_id, actor_type, actor_label FROM audit_events
+      WHERE org_id = ${org.id}::uuid ORDER BY occurred_at, action`;
+    expect(trail.map((entry) => [entry.action, entry.target_id])).toEqual([
+      ["organization.created", org.id],
+      ["domain.registered", domain],
+      ["domain.verified", domain],
+      ["api_key.created", key.id],
+      ["api_key.revoked", key.id],
+    ]);
+    expect(new Set(trail.map((entry) => `${entry.actor_type}/${entry.actor_label}`))).toEqual(
+      new Set(["system/operator CLI"]),
+    );
+  }, 30_000);
 });
 
 describe("the CLI on the embedded engine", () => {

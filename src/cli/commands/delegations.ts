@@ -1,13 +1,9 @@
-import type { AuditActor } from "../../core/caller.ts";
 import { ProblemError } from "../../core/problem.ts";
 import { type Delegation, grantDelegation, revokeDelegation } from "../../modules/delegations/service.ts";
-import { defineCommand, requireUuid, UsageError } from "../command.ts";
+import { defineCommand, operatorCli, requireUuid, UsageError } from "../command.ts";
 
 const describeDelegation = (d: Delegation) =>
   `delegation ${d.id}: ${d.grantor_org_id} → ${d.grantee_org_id}  scopes=[${d.scopes.join(",")}]  created=${d.created_at.toISOString()}${d.revoked_at ? `  revoked=${d.revoked_at.toISOString()}` : ""}`;
-
-/** How the audit trail names changes made with the operator CLI. */
-const operatorCli: AuditActor = { type: "system", id: null, label: "operator CLI" };
 
 /**
  * Runs the same service code as the HTTP routes: a refusal of the input (4xx but

@@ -2,11 +2,24 @@ import { DomainError } from "../../core/hosts.ts";
 import { isOrgType, orgTypes } from "../../core/organizations.ts";
 import { UnknownScopeError } from "../../core/scopes.ts";
 import { migrate } from "../../db/migrate.ts";
-import { createLogger } from "../../log.ts";
-import { registerDomain, verifyDomain } from "../../modules/domains/service.ts";
-import { type ApiKeyRecord, createApiKey, listApiKeys, revokeApiKey } from "../../modules/keys/service.ts";
-import { createOrganization, findOrganization } from "../../modules/organizations/service.ts";
-import { defineCommand, requireString, requireUuid, UsageError } from "../command.ts";
+import { registerDomain, registerDomainAs, verifyDomainAs } from "../../modules/domains/service.ts";
+import {
+  type ApiKeyRecord,
+  createApiKeyAs,
+  listApiKeys,
+  OrganizationNotFoundError,
+  revokeApiKeyAs,
+} from "../../modules/keys/service.ts";
+import { createOrganization, recordOrganizationCreated } from "../../modules/organizations/service.ts";
+import {
+  cliLog,
+  defineCommand,
+  operatorCli,
+  requireOrganization,
+  requireString,
+  requireUuid,
+  UsageError,
+} from "../command.ts";
 
 const describeKey = (key: ApiKeyRecord) =>
   `${key.id}  ${key.prefix}…  scopes=[${key.scopes.join(",")}]  created=${key.created_at.toISOString()}  last_used=${key.last_used_at?.toISOString() ?? "never"}${key.revoked_at ? `  revoked=${key.revoked_at.toISOString()}` : ""}`;
@@ -14,12 +27,18 @@ const describeKey = (key: ApiKeyRecord) =>
 // As over HTTP: a domain decides which events an owner sees, so only owners hold one.
 const domainsAreForOwners = "only content-owner organisations hold domains";
 
-/** Turns domain and scope mistakes into usage errors with their own message. */
+/** Turns domain, scope and organisation mistakes into usage errors with their own message. */
 async function asUsage<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof DomainError || error instanceof UnknownScopeError) throw new UsageError(error.message);
+    if (
+      error instanceof DomainError ||
+      error instanceof UnknownScopeError ||
+      error instanceof OrganizationNotFoundError
+    ) {
+      throw new UsageError(error.message);
+    }
     throw error;
   }
 }
@@ -30,7 +49,7 @@ export const identityCommands = [
     summary: "apply pending sql/ migrations",
     options: {},
     migrates: true,
-    run: async (sql) => ({ applied: await migrate(sql, createLogger("warn")) }),
+    run: async (sql) => ({ applied: await migrate(sql, cliLog) }),
     describe: (r) => (r.applied.length ? `applied: ${r.applied.join(", ")}` : "schema is up to date"),
   }),
   defineCommand({
@@ -50,7 +69,9 @@ export const identityCommands = [
       return asUsage(() =>
         sql.begin(async (tx) => {
           const org = await createOrganization(tx, { name, orgType: type });
+          // As at self-serve sign-up: one entry, organization.created, naming the domain registered with it.
           const domain = typeof o.domain === "string" ? await registerDomain(tx, org.id, o.domain) : null;
+          await recordOrganizationCreated(tx, org, domain?.domain ?? null, operatorCli);
           return { ...org, domain: domain?.domain ?? null };
         }),
       );
@@ -67,15 +88,14 @@ export const identityCommands = [
       verified: { type: "boolean", description: "also mark it verified (operator attestation)" },
     },
     async run(sql, o) {
-      const orgId = requireUuid(o, "org");
+      const org = await requireOrganization(sql, o, "org");
       const input = requireString(o, "domain");
-      const org = await findOrganization(sql, orgId);
-      if (!org) throw new UsageError(`no organisation with id ${orgId}`);
       if (org.org_type !== "content_owner") throw new UsageError(domainsAreForOwners);
       return asUsage(() =>
         sql.begin(async (tx) => {
-          const domain = await registerDomain(tx, orgId, input);
-          return o.verified ? ((await verifyDomain(tx, orgId, domain.domain, "operator")) ?? domain) : domain;
+          const domain = await registerDomainAs(tx, org.id, input, operatorCli);
+          if (!o.verified) return domain;
+          return (await verifyDomainAs(tx, org.id, domain.domain, "operator", operatorCli)) ?? domain;
         }),
       );
     },
@@ -91,7 +111,7 @@ export const identityCommands = [
     async run(sql, o) {
       const orgId = requireUuid(o, "org");
       const input = requireString(o, "domain");
-      const domain = await asUsage(() => verifyDomain(sql, orgId, input, "operator"));
+      const domain = await asUsage(() => sql.begin((tx) => verifyDomainAs(tx, orgId, input, "operator", operatorCli)));
       if (!domain) throw new UsageError(`${input} is not registered on organisation ${orgId}; run domain add first`);
       return domain;
     },
@@ -121,7 +141,9 @@ export const identityCommands = [
               .filter(Boolean)
           : null;
       const name = typeof o.name === "string" ? o.name : null;
-      const { key, record } = await asUsage(() => createApiKey(sql, { orgId, scopes, name }));
+      const { key, record } = await asUsage(() =>
+        sql.begin((tx) => createApiKeyAs(tx, { orgId, scopes, name }, operatorCli)),
+      );
       return { key, ...record };
     },
     describe: (r) => `${r.key}\n(shown once; store it now)\n${describeKey(r)}`,
@@ -130,7 +152,7 @@ export const identityCommands = [
     words: ["key", "list"],
     summary: "list an organisation's keys (never the secrets)",
     options: { org: { type: "string", required: true, description: "organisation id" } },
-    run: (sql, o) => listApiKeys(sql, requireUuid(o, "org")),
+    run: async (sql, o) => listApiKeys(sql, (await requireOrganization(sql, o, "org")).id),
     describe: (keys) => (keys.length ? keys.map(describeKey).join("\n") : "no keys"),
   }),
   defineCommand({
@@ -139,7 +161,7 @@ export const identityCommands = [
     options: { id: { type: "string", required: true, description: "key id" } },
     async run(sql, o) {
       const id = requireUuid(o, "id");
-      const key = await revokeApiKey(sql, id);
+      const key = await sql.begin((tx) => revokeApiKeyAs(tx, id, operatorCli));
       if (!key) throw new UsageError(`no key with id ${id}`);
       return key;
     },
