@@ -140,12 +140,17 @@ describe("signed telemetry", () => {
     return { org, admin };
   }
 
-  async function report(key: string, signature?: (body: string) => Promise<string>, tamper = false) {
+  async function report(
+    key: string,
+    signature?: (body: string) => Promise<string>,
+    how: { tamper?: boolean; gzip?: boolean } = {},
+  ) {
     const body = JSON.stringify(batch([validEvents.grounded("news.example.org")], { session_id: crypto.randomUUID() }));
     const headers: Record<string, string> = {};
     if (signature) headers["content-telemetry-signature"] = await signature(body);
-    const sent = tamper ? body.replace("news.example.org", "news.example.net") : body;
-    const res = await callIdentity("POST", "/events", { key, body: sent, headers });
+    const sent = how.tamper ? body.replace("news.example.org", "news.example.net") : body;
+    if (how.gzip) headers["content-encoding"] = "gzip";
+    const res = await callIdentity("POST", "/events", { key, body: how.gzip ? Bun.gzipSync(sent) : sent, headers });
     expect(res.status).toBe(200);
     const { ctx } = await testRuntime();
     const [row] = await ctx.sql<{ signature_status: string }[]>`
@@ -159,12 +164,22 @@ describe("signed telemetry", () => {
     const stranger = await signingKey("live");
     const { admin } = await signedReporter([live, old]);
     expect(await report(admin, (body) => live.sign(body))).toBe("verified");
-    expect(await report(admin, (body) => live.sign(body), true)).toBe("invalid");
+    expect(await report(admin, (body) => live.sign(body), { tamper: true })).toBe("invalid");
     expect(await report(admin, (body) => stranger.sign(body))).toBe("invalid");
     expect(await report(admin, (body) => live.sign(body, "nobody"))).toBe("unknown_key");
     expect(await report(admin, (body) => old.sign(body))).toBe("expired_key");
     expect(await report(admin, async () => "not a jws")).toBe("invalid");
+    expect(await report(admin, async () => "")).toBe("invalid");
     expect(await report(admin)).toBe("unverified");
+  });
+
+  test("the checks decide in order (form, kid, expiry, signature), over the body as decompressed", async () => {
+    const live = await signingKey("live");
+    const old = await signingKey("old", "2020-01-01T00:00:00Z");
+    const { admin } = await signedReporter([live, old]);
+    expect(await report(admin, (body) => live.sign(body, "nobody"), { tamper: true })).toBe("unknown_key");
+    expect(await report(admin, (body) => old.sign(body), { tamper: true })).toBe("expired_key");
+    expect(await report(admin, (body) => live.sign(body), { gzip: true })).toBe("verified");
   });
 
   test("a reporter without a valid manifest is unverified, signed or not", async () => {

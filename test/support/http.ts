@@ -26,9 +26,13 @@ export async function callApp<T = any>(
 ): Promise<CallResult<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers["x-api-key"] = options.key;
-  let body: string | undefined;
+  let body: string | Uint8Array | undefined;
   if (options.body !== undefined) {
-    body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+    // Text and bytes (a compressed body) are sent as they are; anything else as JSON.
+    body =
+      typeof options.body === "string" || options.body instanceof Uint8Array
+        ? options.body
+        : JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";
   }
   const response = await app.handle(new Request(`http://test.local${path}`, { method, headers, body }));
