@@ -372,6 +372,8 @@ describe("POST /delegation-requests/bulk", () => {
       null,
       { domain: e.domain, scopes: ["telemetry:read"] },
       { domain: nobody },
+      // Item 7 was refused for its own scopes: the same domain without them is filed on its own.
+      { domain: d.domain },
     ];
     const res = await callIdentity("POST", `${path}/bulk`, { key: platform.writer, body: items });
     expect(res.status).toBe(200);
@@ -388,7 +390,7 @@ describe("POST /delegation-requests/bulk", () => {
       [3, "conflict", "delegation_exists"],
       // a.domain already asked a's owner: its subdomain is the same pair.
       [4, "conflict", "delegation_request_pending"],
-      // The same domain twice in one call: the second meets the first's pending request.
+      // The same domain twice in one call: the second meets the request the first filed.
       [5, "conflict", "delegation_request_pending"],
       [6, "error", "invalid_domain"],
       [7, "error", "validation_failed"],
@@ -396,11 +398,10 @@ describe("POST /delegation-requests/bulk", () => {
       [9, "error", "validation_failed"],
       [10, "error", "validation_failed"],
       [11, "created", undefined],
-      // Named again after a refusal: refused the same way.
       [12, "not_found", "verified_domain_not_found"],
+      [13, "created", undefined],
     ]);
-    expect(res.body.summary).toEqual({ created: 2, not_found: 2, conflict: 4, error: 5 });
-    expect(res.body.items[12].reason).toContain("item 1");
+    expect(res.body.summary).toEqual({ created: 3, not_found: 2, conflict: 4, error: 5 });
     expect(res.body.items[5].reason).toContain("item 0");
     expect(res.body.items[7].reason).toContain("identity:write cannot be delegated");
     expect(res.body.items[8].reason).toBe("/domain is required: a string");
@@ -417,11 +418,11 @@ describe("POST /delegation-requests/bulk", () => {
         .filter((r) => r.status === "pending")
         .map((r) => r.grantor_org_id)
         .sort(),
-    ).toEqual([a.id, b.id, e.id].sort());
+    ).toEqual([a.id, b.id, d.id, e.id].sort());
     for (const [org, count] of [
       [a, 1],
       [b, 1],
-      [d, 0],
+      [d, 1],
       [e, 1],
     ] as const) {
       expect((await outboxOf(org.id)).filter((row) => row.event_type === "delegation_request.created")).toHaveLength(

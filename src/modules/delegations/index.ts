@@ -143,7 +143,7 @@ export const delegationsModule = (ctx: AppContext) =>
         detail: {
           summary: `File up to ${maxBulkDelegationRequests} delegation requests at once, each on its own`,
           description:
-            "Each item is filed as POST /delegation-requests would file it, in its own transaction, and answered in input order: created (with the request), not_found, conflict or error (with code and reason). A domain named by an earlier item gets what that item left: conflict (delegation_request_pending) after a created request, the same refusal after a refused one. summary counts the items per status. An empty array or one longer than 100 is 400.",
+            "Each item is filed as POST /delegation-requests would file it, in its own transaction, and answered in input order: created (with the request), not_found, conflict or error (with code and reason). A domain an earlier item filed a request for is a conflict (delegation_request_pending) naming that item; a refused item leaves nothing, so a later one for its domain is filed on its own. summary counts the items per status. An empty array or one longer than 100 is 400.",
         },
       },
     )

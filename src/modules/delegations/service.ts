@@ -354,19 +354,22 @@ function bulkStatusOf(error: unknown): BulkItemStatus {
 
 /**
  * Files each request as `fileDelegationRequest` would, one transaction each, in
- * input order: one refused item leaves the others as they are. A domain already
- * named earlier in the call is a conflict.
+ * input order: one refused item leaves the others as they are. A domain an
+ * earlier item created a request for meets it (409 delegation_request_pending),
+ * told which item; a refused item left nothing, so a later one is filed on its own.
  */
 export async function fileDelegationRequests(
   sql: Sql,
   input: { granteeOrgId: string; items: readonly unknown[] } & Change,
 ): Promise<{ items: BulkItemResult[]; summary: Record<BulkItemStatus, number> }> {
-  const firstIndexOf = new Map<string, number>();
+  const createdBy = new Map<string, number>();
   const items: BulkItemResult[] = [];
   for (const [index, item] of input.items.entries()) {
     const sent = (item as { domain?: unknown } | null)?.domain;
     const domain = typeof sent === "string" ? sent : null;
-    const [schemaError] = describeErrors(Value.Errors(DelegationRequestBody, item));
+    // The first failure only: a hostile item's array would otherwise be reported element by element.
+    const firstFailure = Value.Errors(DelegationRequestBody, item).First();
+    const [schemaError] = firstFailure ? describeErrors([firstFailure]) : [];
     if (schemaError) {
       const reason = `${schemaError.path} ${schemaError.message}`;
       items.push({ index, domain, status: "error", code: "validation_failed", reason });
@@ -375,19 +378,12 @@ export async function fileDelegationRequests(
     const body = item as { domain: string; scopes?: string[] };
     try {
       const canonical = await withDomainInput("/domain", async () => normalizeDomain(body.domain));
-      const earlier = firstIndexOf.get(canonical);
+      const earlier = createdBy.get(canonical);
       if (earlier !== undefined) {
-        // Filed alone now, the item would meet what the earlier one left: its pending request, or its refusal.
-        const first = items[earlier] as BulkItemResult;
-        const named = `${canonical} was already named by item ${earlier}`;
-        items.push(
-          first.status === "created"
-            ? { index, domain, status: "conflict", code: "delegation_request_pending", reason: `${named}, now pending` }
-            : { index, domain, status: first.status, code: first.code, reason: `${named}: ${first.reason}` },
-        );
+        const reason = `item ${earlier} filed a request for ${canonical}, pending now`;
+        items.push({ index, domain, status: "conflict", code: "delegation_request_pending", reason });
         continue;
       }
-      firstIndexOf.set(canonical, index);
       const request = await fileDelegationRequest(sql, {
         granteeOrgId: input.granteeOrgId,
         domain: body.domain,
@@ -395,6 +391,7 @@ export async function fileDelegationRequests(
         actor: input.actor,
         now: input.now,
       });
+      createdBy.set(canonical, index);
       items.push({ index, domain, status: "created", delegation_request: request });
     } catch (error) {
       const status = bulkStatusOf(error);
