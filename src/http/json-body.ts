@@ -22,13 +22,14 @@ export function isJsonContentType(contentType: string | null): boolean {
  * takes one (every field optional), otherwise refused.
  */
 export async function readJsonBody(request: Request, limits: BodyLimits, empty?: object): Promise<unknown> {
-  if (!isJsonContentType(request.headers.get("content-type"))) {
-    throw problem("unsupported_media_type", "request bodies must be JSON: send Content-Type: application/json");
-  }
   const bytes = await readBoundedBody(request, limits);
+  // An empty body is none, whatever Content-Type says (a stream of no bytes has no Content-Length).
   if (bytes.byteLength === 0) {
     if (empty) return empty;
     throw problem("empty_body", "request body is empty; a JSON document is required");
+  }
+  if (!isJsonContentType(request.headers.get("content-type"))) {
+    throw problem("unsupported_media_type", "request bodies must be JSON: send Content-Type: application/json");
   }
   rawBodies.set(request, bytes);
   let text: string;

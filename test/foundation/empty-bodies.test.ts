@@ -55,12 +55,18 @@ test("a route that takes no body ignores an empty one, whatever Content-Type say
     );
     return [res.status, typeof ((await res.json()) as { revoked_at?: unknown }).revoked_at];
   };
-  const json = { "content-type": "application/json" };
-  expect(await revoke({ headers: json })).toEqual([200, "string"]);
-  expect(await revoke({ headers: { ...json, "content-length": "0" }, body: "" })).toEqual([200, "string"]);
-  // Sent chunked: a stream of no bytes.
-  const nothing = new ReadableStream({ start: (controller) => controller.close() });
-  expect(await revoke({ headers: json, body: nothing })).toEqual([200, "string"]);
+  const nothing = () => new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+  const contentTypes: Record<string, string>[] = [
+    { "content-type": "application/json" },
+    { "content-type": "text/plain" },
+    {},
+  ];
+  for (const contentType of contentTypes) {
+    expect(await revoke({ headers: contentType })).toEqual([200, "string"]);
+    expect(await revoke({ headers: { ...contentType, "content-length": "0" }, body: "" })).toEqual([200, "string"]);
+    // Sent chunked: a stream of no bytes, without Content-Length.
+    expect(await revoke({ headers: contentType, body: nothing() })).toEqual([200, "string"]);
+  }
 });
 
 test("ingest's documents, checked by their handlers, are required too: an empty body is empty_body", async () => {
@@ -69,10 +75,16 @@ test("ingest's documents, checked by their handlers, are required too: an empty 
   for (const path of ["/events", "/sessions/bulk"]) {
     const headerSets: Record<string, string>[] = [{}, { "content-type": "application/json" }];
     for (const headers of headerSets) {
-      const res = await app.handle(
-        new Request(`http://test.local${path}`, { method: "POST", headers: { "x-api-key": agent.key, ...headers } }),
-      );
-      expect([path, res.status, ((await res.json()) as { code: string }).code]).toEqual([path, 400, "empty_body"]);
+      for (const body of [undefined, new ReadableStream<Uint8Array>({ start: (controller) => controller.close() })]) {
+        const res = await app.handle(
+          new Request(`http://test.local${path}`, {
+            method: "POST",
+            headers: { "x-api-key": agent.key, ...headers },
+            body,
+          }),
+        );
+        expect([path, res.status, ((await res.json()) as { code: string }).code]).toEqual([path, 400, "empty_body"]);
+      }
     }
   }
 });
