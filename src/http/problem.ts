@@ -13,7 +13,7 @@ export interface ProblemBody {
 }
 
 export function problemBody(problem: ProblemError, instance: string, requestId: string | undefined): ProblemBody {
-  return {
+  const standard = {
     type: `urn:content-telemetry:problem:${problem.code}`,
     title: problem.title,
     status: problem.status,
@@ -21,8 +21,10 @@ export function problemBody(problem: ProblemError, instance: string, requestId: 
     ...(problem.detail === undefined ? {} : { detail: problem.detail }),
     instance,
     ...(requestId ? { request_id: requestId } : {}),
-    ...problem.extensions,
   };
+  // The standard members come first and keep their values: an extension named like one
+  // (which ProblemExtensions refuses at compile time) cannot replace it.
+  return { ...standard, ...problem.extensions, ...standard };
 }
 
 export function problemResponse(problem: ProblemError, instance: string, requestId: string | undefined): Response {

@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
+import { ProblemError, type ProblemExtensions } from "../../src/core/problem.ts";
 import { httpPlugin } from "../../src/http/plugin.ts";
+import { problemBody } from "../../src/http/problem.ts";
 import { routeMethodIndex } from "../../src/http/routes.ts";
 import { testRuntime } from "../support/runtime.ts";
 
@@ -115,4 +117,12 @@ describe("every error is a problem document", () => {
     const generated = await send("/nowhere", { headers: { "x-request-id": "bad id with spaces" } });
     expect(generated.response.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
   });
+});
+
+test("a problem's standard members keep their values and come first, whatever its extensions are named", () => {
+  // ProblemExtensions refuses these names at compile time; the cast stands for a value typed loosely elsewhere.
+  const loose = { status: "approved", code: "other", errors: [] } as unknown as ProblemExtensions;
+  const body = problemBody(new ProblemError("conflict", "already there", loose), "/x", "req-1");
+  expect(Object.keys(body)).toEqual(["type", "title", "status", "code", "detail", "instance", "request_id", "errors"]);
+  expect([body.status, body.code, body.type]).toEqual([409, "conflict", "urn:content-telemetry:problem:conflict"]);
 });
