@@ -4,6 +4,8 @@ import type postgres from "postgres";
 export type Sql = postgres.Sql;
 /** A pool or an open transaction: what a function takes when it may run inside `sql.begin`. */
 export type Queryable = postgres.Sql | postgres.TransactionSql;
+/** Inside `sql.begin`: for work that must commit or fail with the caller's other statements. */
+export type Transaction = postgres.TransactionSql;
 export type DatabaseKind = "embedded" | "server";
 /** A piece of a query, composed into others with ${…}. */
 export type Fragment = postgres.PendingQuery<postgres.Row[]>;

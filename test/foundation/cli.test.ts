@@ -108,8 +108,9 @@ describe("operator CLI", () => {
   test("what the operator changes is in the organisation's audit trail, by the operator CLI", async () => {
     const domain = `cli-${crypto.randomUUID().slice(0, 8)}.example.net`;
     const org = jsonOf(await cli("org", "create", "--name", "Audited", "--type", "content_owner", "--json"));
-    await cli("domain", "add", "--org", org.id, "--domain", domain);
-    await cli("domain", "verify", "--org", org.id, "--domain", domain);
+    // Each twice: doing again what is done changes nothing, and records nothing.
+    for (let i = 0; i < 2; i++) await cli("domain", "add", "--org", org.id, "--domain", domain);
+    for (let i = 0; i < 2; i++) await cli("domain", "verify", "--org", org.id, "--domain", domain);
     const key = jsonOf(await cli("key", "create", "--org", org.id, "--json"));
     await cli("key", "revoke", "--id", key.id);
     const { ctx } = await testRuntime();

@@ -1,7 +1,7 @@
 import postgres from "postgres";
 import type { AuditActor } from "../../core/caller.ts";
 import { normalizeDomain } from "../../core/hosts.ts";
-import type { Queryable } from "../../db/sql.ts";
+import type { Queryable, Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 
 export const verificationMethods = ["dns_txt", "https_file", "manifest", "partner_attestation", "operator"] as const;
@@ -60,26 +60,38 @@ export async function verifyDomain(
   }
 }
 
-/** registerDomain, recorded in the audit trail as `actor`'s (domain.registered); in the caller's transaction. */
+/**
+ * registerDomain, recorded in the audit trail as `actor`'s (domain.registered),
+ * in the caller's transaction. A domain already registered is answered as it is,
+ * and nothing is recorded: registering again changes nothing.
+ */
 export async function registerDomainAs(
-  sql: Queryable,
+  sql: Transaction,
   orgId: string,
   input: string,
   actor: AuditActor,
 ): Promise<Domain> {
+  const known = await findDomain(sql, orgId, normalizeDomain(input));
+  if (known) return known;
   const domain = await registerDomain(sql, orgId, input);
   await recordAudit(sql, { actor, orgId, action: "domain.registered", targetType: "domain", targetId: domain.domain });
   return domain;
 }
 
-/** verifyDomain, recorded as `actor`'s (domain.verified) when the domain is registered; in the caller's transaction. */
+/**
+ * verifyDomain, recorded as `actor`'s (domain.verified), in the caller's
+ * transaction. A domain already verified keeps how it was verified, and nothing
+ * is recorded; one not registered is undefined.
+ */
 export async function verifyDomainAs(
-  sql: Queryable,
+  sql: Transaction,
   orgId: string,
   input: string,
   method: VerificationMethod,
   actor: AuditActor,
 ): Promise<Domain | undefined> {
+  const known = await findDomain(sql, orgId, normalizeDomain(input));
+  if (known?.state !== "registered") return known;
   const domain = await verifyDomain(sql, orgId, input, method);
   if (domain) {
     await recordAudit(sql, {

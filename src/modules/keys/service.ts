@@ -1,6 +1,6 @@
 import type { AuditActor } from "../../core/caller.ts";
 import { effectiveScopes, type Scope } from "../../core/scopes.ts";
-import type { Queryable } from "../../db/sql.ts";
+import type { Queryable, Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { findOrganization } from "../organizations/service.ts";
 import { mintRawKey } from "./key-format.ts";
@@ -66,7 +66,7 @@ export async function revokeApiKey(sql: Queryable, keyId: string, orgId?: string
 
 /** createApiKey, recorded in the audit trail as `actor`'s (api_key.created); in the caller's transaction. */
 export async function createApiKeyAs(
-  sql: Queryable,
+  sql: Transaction,
   input: { orgId: string; scopes?: readonly string[] | null; name?: string | null },
   actor: AuditActor,
 ): Promise<{ key: string; record: ApiKeyRecord }> {
@@ -85,7 +85,7 @@ export async function createApiKeyAs(
 
 /** revokeApiKey, recorded as `actor`'s (api_key.revoked) when there is such a key; in the caller's transaction. */
 export async function revokeApiKeyAs(
-  sql: Queryable,
+  sql: Transaction,
   keyId: string,
   actor: AuditActor,
   orgId?: string,

@@ -1,6 +1,6 @@
 import type { AuditActor } from "../../core/caller.ts";
 import type { MemberRole, OrgType } from "../../core/organizations.ts";
-import type { Queryable } from "../../db/sql.ts";
+import type { Queryable, Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 
 export interface Organization {
@@ -22,7 +22,7 @@ export async function createOrganization(
 
 /** Records a new organisation in the audit trail (organization.created) as `actor`'s, with the domain registered on it. */
 export async function recordOrganizationCreated(
-  sql: Queryable,
+  sql: Transaction,
   org: Organization,
   domain: string | null,
   actor: AuditActor,
