@@ -71,6 +71,7 @@ export function exampleOf(schema: JsonSchema | undefined, name = "", depth = 0):
   if (schema.examples?.length) return schema.examples[0];
   if (schema.const !== undefined) return schema.const;
   if (schema.enum?.length) return schema.enum[0];
+  // Elysia's text forms of integers and dates are gone by now (tidySchemas, src/http/openapi.ts).
   if (schema.anyOf)
     return exampleOf(
       schema.anyOf.find((option) => option.type !== "null"),

@@ -125,6 +125,9 @@ export function fillJsonRequestBodies(document: OpenApiDocument, routes: readonl
 
 type SchemaNode = Record<string, unknown>;
 
+/** Members that hold values, not schemas: left as they are. */
+const valueMembers = new Set(["example", "examples", "default", "const", "enum"]);
+
 const isNode = (value: unknown): value is SchemaNode => typeof value === "object" && value !== null;
 
 /**
@@ -141,7 +144,9 @@ export function tidySchemas(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(tidySchemas);
   if (!isNode(node)) return node;
   const tidied: SchemaNode = {};
-  for (const [key, value] of Object.entries(node)) tidied[key] = tidySchemas(value);
+  for (const [key, value] of Object.entries(node)) {
+    tidied[key] = valueMembers.has(key) || key.startsWith("x-") ? value : tidySchemas(value);
+  }
   const options = Array.isArray(tidied.anyOf) ? (tidied.anyOf as unknown[]).filter(isNode) : [];
   const { anyOf: _, ...rest } = tidied;
   const integer = options.find((option) => option.type === "integer");

@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { tidySchemas } from "../../src/http/openapi.ts";
 import { call } from "../support/http.ts";
 
 test("the OpenAPI document is generated from the models and served with its UI", async () => {
@@ -130,4 +131,13 @@ test("the schemas say what travels: integers, date-times, and null where an enum
   expect(organization.properties.role.enum).toEqual(["owner", "admin", "member", null]);
   expect(organization.properties.created_at).toEqual({ type: "string", format: "date-time" });
   expect(doc.body.components.schemas.Problem.properties.status).toEqual({ type: "integer" });
+});
+
+test("tidying the schemas leaves values alone: examples, defaults, constants and extensions", () => {
+  const integer = { anyOf: [{ type: "string", format: "integer" }, { type: "integer" }] };
+  const values = { example: integer, examples: [integer], default: integer, const: integer, "x-access": integer };
+  expect(tidySchemas({ ...values, properties: { n: integer } })).toEqual({
+    ...values,
+    properties: { n: { type: "integer" } },
+  });
 });
