@@ -20,8 +20,8 @@ export function routeMethodIndex(routes: readonly { method: string; path: string
 
 /**
  * What a route takes as its body: its TypeBox schema, `checkedByHandler` for a
- * document its handler reads and checks itself (ingest: declared to OpenAPI as
- * `detail.requestBody`), or undefined for none.
+ * document its handler reads and checks itself (ingest: declared to OpenAPI as a
+ * required `detail.requestBody`), or undefined for none.
  */
 export type RouteBody = TSchema | "checkedByHandler";
 
@@ -32,9 +32,12 @@ export function routeBodyIndex(
   const byRoute = new Map<string, RouteBody>();
   for (const route of routes) {
     const { body, detail } = route.hooks;
-    const documented = typeof detail === "object" && detail !== null && "requestBody" in detail;
-    if (body && typeof body === "object") byRoute.set(`${route.method} ${route.path}`, body as TSchema);
-    else if (documented) byRoute.set(`${route.method} ${route.path}`, "checkedByHandler");
+    const name = `${route.method} ${route.path}`;
+    const documented = (detail as { requestBody?: { required?: boolean } } | undefined)?.requestBody;
+    // One declaration of the body: a schema Elysia checks, or a document the handler checks and OpenAPI shows.
+    if (body && documented) throw new Error(`${name} declares both a body schema and detail.requestBody`);
+    if (body && typeof body === "object") byRoute.set(name, body as TSchema);
+    else if (documented?.required) byRoute.set(name, "checkedByHandler");
   }
   return (method, route) => byRoute.get(`${method} ${route}`);
 }

@@ -1,4 +1,6 @@
 import { expect, test } from "bun:test";
+import { t } from "elysia";
+import { routeBodyIndex } from "../../src/http/routes.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
@@ -87,4 +89,25 @@ test("ingest's documents, checked by their handlers, are required too: an empty 
       }
     }
   }
+});
+
+test("a route's body is its schema, a required document its handler checks, or none; both at once stops start-up", () => {
+  const schema = t.Object({ name: t.String() });
+  const document = { required: true, content: { "application/json": { schema } } };
+  const route = (path: string, hooks: { body?: unknown; detail?: unknown }) => ({ method: "POST", path, hooks });
+  const bodyOf = routeBodyIndex([
+    route("/schema", { body: schema }),
+    route("/document", { detail: { requestBody: document } }),
+    route("/optional", { detail: { requestBody: { ...document, required: false } } }),
+    route("/none", {}),
+  ]);
+  expect(["/schema", "/document", "/optional", "/none"].map((path) => bodyOf("POST", path))).toEqual([
+    schema,
+    "checkedByHandler",
+    undefined,
+    undefined,
+  ]);
+  expect(() => routeBodyIndex([route("/both", { body: schema, detail: { requestBody: document } })])).toThrow(
+    "POST /both declares both a body schema and detail.requestBody",
+  );
 });
