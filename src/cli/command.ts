@@ -1,13 +1,4 @@
-import type { AuditActor } from "../core/caller.ts";
 import type { Sql } from "../db/sql.ts";
-import { createLogger } from "../log.ts";
-import { findOrganization, type Organization } from "../modules/organizations/service.ts";
-
-/** Warnings of the CLI's own work (waiting for the database, migrations): on stderr, so that stdout is the answer. */
-export const cliLog = createLogger("warn", { service: "cli" }, process.stderr);
-
-/** How the audit trail names changes made with the operator CLI. */
-export const operatorCli: AuditActor = { type: "system", id: null, label: "operator CLI" };
 
 export type OptionSpec = Record<string, { type: "string" | "boolean"; required?: boolean; description: string }>;
 export type OptionValues = Record<string, string | boolean | undefined>;
@@ -44,12 +35,4 @@ export function requireString(options: OptionValues, name: string): string {
   const value = options[name];
   if (typeof value !== "string" || value.trim() === "") throw new UsageError(`--${name} is required`);
   return value;
-}
-
-/** The organisation `--<name>` names; one that does not exist is a usage error (exit 2). */
-export async function requireOrganization(sql: Sql, options: OptionValues, name: string): Promise<Organization> {
-  const id = requireUuid(options, name);
-  const org = await findOrganization(sql, id);
-  if (!org) throw new UsageError(`no organisation with id ${id}`);
-  return org;
 }

@@ -4,10 +4,11 @@ import { ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/client.ts";
 import { wouldCreateDatabase } from "../db/data-dir-lock.ts";
 import { migrate } from "../db/migrate.ts";
-import { type Command, cliLog, UsageError } from "./command.ts";
+import { type Command, UsageError } from "./command.ts";
 import { delegationCommands } from "./commands/delegations.ts";
 import { identityCommands } from "./commands/identity.ts";
 import { mailCommands } from "./commands/mail.ts";
+import { cliLog } from "./operator.ts";
 
 const commands: Command[] = [...identityCommands, ...delegationCommands, ...mailCommands];
 

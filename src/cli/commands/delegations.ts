@@ -1,24 +1,9 @@
-import { ProblemError } from "../../core/problem.ts";
 import { type Delegation, grantDelegation, revokeDelegation } from "../../modules/delegations/service.ts";
-import { defineCommand, operatorCli, requireUuid, UsageError } from "../command.ts";
+import { defineCommand, requireUuid, UsageError } from "../command.ts";
+import { asUsage, operatorCli } from "../operator.ts";
 
 const describeDelegation = (d: Delegation) =>
   `delegation ${d.id}: ${d.grantor_org_id} → ${d.grantee_org_id}  scopes=[${d.scopes.join(",")}]  created=${d.created_at.toISOString()}${d.revoked_at ? `  revoked=${d.revoked_at.toISOString()}` : ""}`;
-
-/**
- * Runs the same service code as the HTTP routes: a refusal of the input (4xx but
- * a conflict) is a usage error (exit 2); a conflict with the stored state exits 1.
- */
-async function asCommand<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof ProblemError && error.status < 500 && error.status !== 409) {
-      throw new UsageError(error.detail ?? error.code);
-    }
-    throw error;
-  }
-}
 
 export const delegationCommands = [
   defineCommand({
@@ -33,7 +18,7 @@ export const delegationCommands = [
       const grantorOrgId = requireUuid(o, "grantor");
       const granteeOrgId = requireUuid(o, "grantee");
       const scopes = typeof o.scopes === "string" ? o.scopes.split(",").map((s) => s.trim()) : undefined;
-      return asCommand(() =>
+      return asUsage(() =>
         grantDelegation(sql, { grantorOrgId, granteeOrgId, scopes, actor: operatorCli, now: new Date() }),
       );
     },

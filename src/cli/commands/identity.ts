@@ -1,47 +1,16 @@
-import { DomainError } from "../../core/hosts.ts";
 import { isOrgType, orgTypes } from "../../core/organizations.ts";
-import { UnknownScopeError } from "../../core/scopes.ts";
 import { migrate } from "../../db/migrate.ts";
 import { registerDomain, registerDomainAs, verifyDomainAs } from "../../modules/domains/service.ts";
-import {
-  type ApiKeyRecord,
-  createApiKeyAs,
-  listApiKeys,
-  OrganizationNotFoundError,
-  revokeApiKeyAs,
-} from "../../modules/keys/service.ts";
+import { type ApiKeyRecord, createApiKeyAs, listApiKeys, revokeApiKeyAs } from "../../modules/keys/service.ts";
 import { createOrganization, recordOrganizationCreated } from "../../modules/organizations/service.ts";
-import {
-  cliLog,
-  defineCommand,
-  operatorCli,
-  requireOrganization,
-  requireString,
-  requireUuid,
-  UsageError,
-} from "../command.ts";
+import { defineCommand, requireString, requireUuid, UsageError } from "../command.ts";
+import { asUsage, cliLog, operatorCli, requireOrganization } from "../operator.ts";
 
 const describeKey = (key: ApiKeyRecord) =>
   `${key.id}  ${key.prefix}…  scopes=[${key.scopes.join(",")}]  created=${key.created_at.toISOString()}  last_used=${key.last_used_at?.toISOString() ?? "never"}${key.revoked_at ? `  revoked=${key.revoked_at.toISOString()}` : ""}`;
 
 // As over HTTP: a domain decides which events an owner sees, so only owners hold one.
 const domainsAreForOwners = "only content-owner organisations hold domains";
-
-/** Turns domain, scope and organisation mistakes into usage errors with their own message. */
-async function asUsage<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (
-      error instanceof DomainError ||
-      error instanceof UnknownScopeError ||
-      error instanceof OrganizationNotFoundError
-    ) {
-      throw new UsageError(error.message);
-    }
-    throw error;
-  }
-}
 
 export const identityCommands = [
   defineCommand({
