@@ -109,7 +109,7 @@ export const problemCodes = {
   rate_limited: { status: 429, meaning: "a rate limit is reached (`limit_class`, `Retry-After`)" },
   too_many_sign_in_links: {
     status: 429,
-    meaning: "too many sign-in links for this address; ask again after `Retry-After`",
+    meaning: "too many sign-in links for this address; ask again after `Retry-After` (`retry_after_seconds`)",
   },
   internal_error: { status: 500, meaning: "a bug: logged with its stack, never returned" },
   database_unavailable: {

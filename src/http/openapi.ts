@@ -81,7 +81,7 @@ const rateLimitHeaders = {
 };
 const rateLimitedResponse = {
   ...problemResponse(
-    "Rate limit reached (`code` rate_limited; `limit_class` names the limit): retry after Retry-After",
+    "Too many requests: `rate_limited` (`limit_class` names the limit), or a limit of the operation's own that its description names; retry after Retry-After",
   ),
   headers: { "Retry-After": integerHeader("seconds until the next request is allowed"), ...rateLimitHeaders },
 };

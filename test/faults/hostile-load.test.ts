@@ -139,7 +139,7 @@ async function rawExchange(base: string, request: string): Promise<string> {
   return Buffer.concat(received).toString("latin1");
 }
 
-test("what is not HTTP/1.1 gets Bun's bare refusal, as docs/errors.md says, and the service carries on", async () => {
+test("what Bun's HTTP parser refuses gets its bare answer, as docs/errors.md says, and the service carries on", async () => {
   const bare = (status: string) => `HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`;
   const cases = [
     ["GET /health\u0000x HTTP/1.1\r\nHost: a\r\n\r\n", bare("505 HTTP Version Not Supported")],

@@ -80,7 +80,7 @@ export const authModule = (ctx: AppContext) => {
         detail: {
           summary: "Send a single-use sign-in link by e-mail",
           description:
-            "Always 202, whether or not the address has signed in before; the link is valid once, for MAGIC_LINK_TTL_MINUTES.",
+            "Always 202, whether or not the address has signed in before; the link is valid once, for MAGIC_LINK_TTL_MINUTES. At most 5 links per address per link lifetime: past that, 429 too_many_sign_in_links with Retry-After (and retry_after_seconds) saying when the oldest leaves the count.",
         },
       },
     )
