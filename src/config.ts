@@ -233,20 +233,46 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
+/** Settings whose values may hold a password or a key: an error about one never shows its value. */
+const secretSettings = new Set([
+  "DATABASE_URL",
+  "SMTP_URL",
+  "WEBHOOK_SECRET_KEY",
+  "READ_REPLICA_URLS",
+  "OIDC_PROVIDERS",
+]);
+
+/** Settings that are URLs: beyond their pattern, each must parse as one. */
+const urlSettings = ["DATABASE_URL", "SMTP_URL", "PUBLIC_BASE_URL", "PUBLIC_INGEST_URL"] as const;
+
+const shown = (variable: string, value: unknown) =>
+  secretSettings.has(variable) ? "(its value is not shown: it may hold a secret)" : `(got ${JSON.stringify(value)})`;
+
 /** Parses and validates configuration from an environment map (process.env by default). */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const raw: Record<string, unknown> = {};
-  for (const key of Object.keys(ConfigSchema.properties)) {
+  for (const [key, schema] of Object.entries(ConfigSchema.properties)) {
     const value = env[key];
-    if (value !== undefined && value !== "") raw[key] = value;
+    if (value === undefined || value === "") continue;
+    // TypeBox's conversion would cut 2.5 to 2 and read 0x10 as 16: a whole number is written as one.
+    if (schema.type === "integer" && !/^[+-]?\d+$/.test(value.trim())) {
+      throw new ConfigError(`Invalid configuration: ${key} must be a whole number ${shown(key, value)}`);
+    }
+    raw[key] = value;
   }
   const converted = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw));
   const first = Value.Errors(ConfigSchema, converted).First();
   if (first) {
     const variable = first.path.replace(/^\//, "") || "environment";
-    throw new ConfigError(`Invalid configuration: ${variable} ${first.message} (got ${JSON.stringify(raw[variable])})`);
+    throw new ConfigError(`Invalid configuration: ${variable} ${first.message} ${shown(variable, raw[variable])}`);
   }
   const config = converted as Config;
+  for (const name of urlSettings) {
+    const value = config[name];
+    if (value !== undefined && !URL.canParse(value)) {
+      throw new ConfigError(`Invalid configuration: ${name} is not a valid URL ${shown(name, value)}`);
+    }
+  }
   // PORT 0 is only known once listening: src/main.ts replaces this then.
   config.PUBLIC_BASE_URL ??= listeningBaseUrl(config.HOST, config.PORT);
   const crons = [

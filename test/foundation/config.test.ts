@@ -23,8 +23,31 @@ describe("config", () => {
     ["KEY_CACHE_TTL_SECONDS", "-1"],
     ["RATE_LIMIT_READ_PER_SECOND", "-1"],
     ["AGGREGATE_REFRESH_CRON", "every minute"],
+    ["RATE_LIMIT_READ_PER_SECOND", "2.5"],
+    ["SHUTDOWN_GRACE_SECONDS", "2.9"],
+    ["DATABASE_POOL_SIZE", "1e1"],
+    ["INGEST_QUEUE", "0x10"],
+    ["DATABASE_URL", "postgres://user:pw@[bad/x"],
+    ["PUBLIC_INGEST_URL", "http://a b"],
   ])("an invalid %s stops start-up naming the variable", (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  test.each([
+    ["DATABASE_URL", "mysql://user:hunter2@127.0.0.1/db"],
+    ["DATABASE_URL", "postgres://user:hunter2@[bad/x"],
+    ["SMTP_URL", "http://user:hunter2@mail"],
+    ["WEBHOOK_SECRET_KEY", "hunter2"],
+  ])("an invalid %s is named without its value, which may hold a secret", (name, value) => {
+    const message = (() => {
+      try {
+        loadConfig({ [name]: value });
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    expect(message).toContain(name);
+    expect(message).not.toContain("hunter2");
   });
 });
