@@ -21,6 +21,9 @@ const connectionLostCodes = new Set([
  * stack in a job's log.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  if (error instanceof postgres.PostgresError) return notNowCodes.has(error.code);
+  if (error instanceof postgres.PostgresError) {
+    // 55000 is a broad class; raised where a connection starts, it is a database closed to connections for now.
+    return notNowCodes.has(error.code) || (error.code === "55000" && error.routine === "CheckMyDatabase");
+  }
   return typeof error === "object" && error !== null && "code" in error && connectionLostCodes.has(String(error.code));
 }

@@ -2,6 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
 import type { Sql } from "../../src/db/sql.ts";
 import { isDatabaseUnavailable } from "../../src/db/unavailable.ts";
+import { createServerDatabase } from "../support/databases.ts";
 import { callApp, overHttp } from "../support/http.ts";
 import { rejectionOf } from "../support/rejection.ts";
 import { testRuntime } from "../support/runtime.ts";
@@ -159,3 +160,21 @@ test.skipIf(!onServer)(
   },
   60_000,
 );
+
+test.skipIf(!onServer)("a database closed to new connections is unavailable for the moment, not an error", async () => {
+  const scratch = await createServerDatabase(process.env.TEST_DATABASE_URL as string);
+  const admin = connect(process.env.TEST_DATABASE_URL as string, 1);
+  const closed = connect(scratch.url, 1);
+  try {
+    const name = new URL(scratch.url).pathname.slice(1);
+    await admin`ALTER DATABASE ${admin(name)} ALLOW_CONNECTIONS false`;
+    const refused = await rejectionOf(closed`SELECT 1`);
+    expect(isDatabaseUnavailable(refused)).toBe(true);
+    await admin`ALTER DATABASE ${admin(name)} ALLOW_CONNECTIONS true`;
+    expect([...(await closed`SELECT 1 AS one`)]).toEqual([{ one: 1 }]);
+  } finally {
+    await closed.end();
+    await admin.end();
+    await scratch.drop();
+  }
+});
