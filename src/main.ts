@@ -18,6 +18,16 @@ try {
 }
 const log = createLogger(config.LOG_LEVEL, { service: "content-telemetry" });
 
+// Signals are taken from the start: one that comes while the service starts stops it once it has started.
+let stopOnce: ((signal: string) => Promise<void>) | undefined;
+let signalledEarly: string | undefined;
+const onSignal = (signal: string) => {
+  if (stopOnce) void stopOnce(signal);
+  else signalledEarly ??= signal;
+};
+process.on("SIGTERM", () => onSignal("SIGTERM"));
+process.on("SIGINT", () => onSignal("SIGINT"));
+
 const { ctx, db } = await startRuntime(config, log).catch((error: unknown) => {
   // A database that is unusable as configured is the operator's to fix: one line, no stack.
   if (error instanceof DatabaseStartupError) log.error(`start-up failed: ${error.message}`);
@@ -28,13 +38,25 @@ const roles = serviceRoles(config.SERVICE_ROLES);
 const jobs = roles.has("jobs") ? startJobs(ctx) : undefined;
 ctx.ingestHealth.start();
 const jobRunnerWatch = jobs ? undefined : watchForJobRunners(ctx, config.SERVICE_ROLES);
-const app = createApp(ctx).listen({
-  port: config.PORT,
-  hostname: config.HOST,
-  // No runtime limit: its refusal is a bare 413 that closes the connection. The body
-  // reader (src/http/body-stream.ts) enforces MAX_BODY_BYTES as the body streams in.
-  maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-});
+const app = await (async () => {
+  try {
+    return createApp(ctx).listen({
+      port: config.PORT,
+      hostname: config.HOST,
+      // No runtime limit: its refusal is a bare 413 that closes the connection. The body
+      // reader (src/http/body-stream.ts) enforces MAX_BODY_BYTES as the body streams in.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    });
+  } catch (error) {
+    // A port in use or an address not on this machine: the operator's to fix, one line.
+    log.error(
+      `start-up failed: cannot listen on ${config.HOST} port ${config.PORT} (HOST, PORT): ${(error as Error).message}`,
+    );
+    await jobs?.stop();
+    await db.close();
+    process.exit(1);
+  }
+})();
 if (!process.env.PUBLIC_BASE_URL && app.server?.port !== undefined) {
   // Links follow the real port (PORT 0 picks one); ctx.config is this same object.
   config.PUBLIC_BASE_URL = listeningBaseUrl(config.HOST, app.server.port);
@@ -53,7 +75,7 @@ process.on("uncaughtException", (error) => {
 });
 
 let stopping = false;
-async function shutdown(signal: string) {
+stopOnce = async (signal: string) => {
   if (stopping) return;
   stopping = true;
   log.info("shutting down: no new requests, finishing in-flight ones", { signal });
@@ -68,6 +90,5 @@ async function shutdown(signal: string) {
   await db.close();
   log.info("stopped");
   process.exit(0);
-}
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.on("SIGINT", () => void shutdown("SIGINT"));
+};
+if (signalledEarly) void stopOnce(signalledEarly);

@@ -162,7 +162,7 @@ export async function openDatabase(
   if (dataDir && wouldCreateDatabase(dataDir)) log.info("creating a new embedded database", { data_dir: dataDir });
   // Claimed before the engine starts, so a CLI started meanwhile waits for this
   // engine instead of opening a second one (data-dir-lock.ts).
-  const claim = dataDir ? claimDataDir(dataDir) : undefined;
+  const claim = dataDir ? usableDataDir(dataDir, () => claimDataDir(dataDir)) : undefined;
   let engine: Awaited<ReturnType<typeof startEmbeddedEngine>>;
   try {
     engine = await startEmbeddedEngine(dataDir);
@@ -198,4 +198,17 @@ export async function openDatabase(
       claim?.release();
     },
   };
+}
+
+/** Runs `work` on DATA_DIR; a directory the service cannot create or write is the operator's to fix: one line. */
+function usableDataDir<T>(dataDir: string, work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (error instanceof DatabaseStartupError || typeof code !== "string") throw error;
+    throw new DatabaseStartupError(
+      `DATA_DIR ${dataDir} cannot be used (${code}): set DATA_DIR to a directory the service may create and write`,
+    );
+  }
 }

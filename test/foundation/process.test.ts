@@ -61,3 +61,61 @@ describe("the service process", () => {
     expect(result.stderr).toContain("PORT");
   }, 30_000);
 });
+
+describe("start-up the operator must fix ends with one line, never a stack", () => {
+  test("a port already in use names HOST and PORT", async () => {
+    const taken = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("taken") });
+    const dataDir = tempDir("svc-data-");
+    try {
+      const result = await runUntilExit(
+        serviceEnv({ DATABASE_URL: "", DATA_DIR: dataDir, PORT: String(taken.port), HOST: "127.0.0.1" }),
+        60_000,
+      );
+      expect(result.exitCode).toBe(1);
+      const failed = result.stdout.split("\n").find((line) => line.includes("start-up failed"));
+      expect(failed).toContain("cannot listen on 127.0.0.1 port");
+      expect(`${result.stdout}${result.stderr}`).not.toContain("    at ");
+    } finally {
+      taken.stop(true);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  test("a DATA_DIR the service cannot create names DATA_DIR", async () => {
+    const result = await runUntilExit(serviceEnv({ DATABASE_URL: "", DATA_DIR: "/proc/no-such-data-dir" }));
+    expect(result.exitCode).toBe(1);
+    expect(result.stdout).toContain("DATA_DIR /proc/no-such-data-dir cannot be used");
+    expect(`${result.stdout}${result.stderr}`).not.toContain("    at ");
+  }, 30_000);
+
+  test("a signal while the service starts stops it once it has started, cleanly", async () => {
+    const dataDir = tempDir("svc-data-");
+    const proc = Bun.spawn([process.execPath, "src/main.ts"], {
+      cwd: root,
+      env: serviceEnv({ DATABASE_URL: "", DATA_DIR: dataDir, LOG_LEVEL: "info" }),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      const messages: string[] = [];
+      let pending = "";
+      for await (const chunk of proc.stdout.pipeThrough(new TextDecoderStream())) {
+        pending += chunk;
+        const lines = pending.split("\n");
+        pending = lines.pop() ?? "";
+        for (const line of lines.filter((text) => text.startsWith("{"))) {
+          const { msg } = JSON.parse(line) as { msg: string };
+          messages.push(msg);
+          // Its first line: the engine is still to start and the migrations to apply.
+          if (messages.length === 1) proc.kill("SIGTERM");
+        }
+      }
+      expect(await proc.exited).toBe(0);
+      expect(messages.indexOf("listening")).toBeGreaterThan(0);
+      expect(messages.at(-1)).toBe("stopped");
+    } finally {
+      proc.kill("SIGKILL");
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
