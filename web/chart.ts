@@ -1,7 +1,8 @@
 import uPlot from "uplot";
+import { levels } from "../src/modules/reads/plan.ts";
 import type { TimeseriesAnswer } from "./api.ts";
 import { h } from "./dom.ts";
-import type { Period } from "./range.ts";
+import type { Interval, Period } from "./range.ts";
 
 /**
  * Counts over time, one line per series. uPlot: about 50 KB, draws tens of
@@ -10,12 +11,15 @@ import type { Period } from "./range.ts";
  */
 const palette = ["#1f5fbf", "#c2410c", "#15803d", "#7e22ce", "#b91c1c", "#0e7490", "#a16207", "#4b5563"];
 
-export const bucketMs = { hour: 3_600_000, day: 86_400_000 } as const;
-
-/** Every bucket start of `step` across the period (the APIs list only non-empty buckets: lines drop to zero between). */
-export function everyBucket(period: Period, step: number): number[] {
+/**
+ * Every bucket start of `interval` across the period, as the reads' buckets start
+ * (weeks on Mondays, calendar months): the APIs list only non-empty buckets, and
+ * the lines must drop to zero between them, not run straight across a gap.
+ */
+export function everyBucket(period: Period, interval: Interval): number[] {
+  const level = levels[interval];
   const starts: number[] = [];
-  for (let at = Math.floor(period.since.getTime() / step) * step; at < period.until.getTime(); at += step) {
+  for (let at = level.floor(period.since.getTime()); at < period.until.getTime(); at = level.next(at)) {
     starts.push(at);
   }
   return starts;
@@ -71,8 +75,7 @@ export function countsChart(
 export function eventsChart(answer: TimeseriesAnswer, period: Period): HTMLElement {
   const types = [...new Set(answer.buckets.flatMap((bucket) => bucket.events_by_type.map((t) => t.event_type)))].sort();
   const byStart = new Map(answer.buckets.map((bucket) => [Date.parse(bucket.bucket_start), bucket]));
-  const step = bucketMs[answer.interval as keyof typeof bucketMs];
-  const starts = step ? everyBucket(period, step) : [...byStart.keys()];
+  const starts = everyBucket(period, answer.interval);
   return countsChart(
     starts,
     types.map((type) => ({

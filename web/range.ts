@@ -22,17 +22,39 @@ const dayMs = 86_400_000;
 function intervalFor(ms: number): Interval {
   if (ms <= 8 * dayMs) return "hour";
   if (ms <= 400 * dayMs) return "day";
-  return "week";
+  if (ms <= 10 * 365 * dayMs) return "week";
+  return "month";
 }
 
-/** A preset ends at the next full hour, so that its buckets are whole and a shared link shows the same figures for an hour. */
-export function periodOf(preset: string | null, since: string | null, until: string | null, now = Date.now()): Period {
-  if (preset === "custom" && since && until) {
+/** The longest custom period: a chart of it stays within the reads' 25,000 buckets. */
+export const maxCustomYears = 100;
+
+/** Why a custom period cannot be shown; the page then shows this instead of another period's figures. */
+export interface PeriodProblem {
+  problem: string;
+}
+
+/**
+ * The period the page names: a preset, or the custom days given. A preset ends at
+ * the next full hour, so that its buckets are whole and a shared link shows the
+ * same figures for an hour. From and to on the same day is an empty period.
+ */
+export function periodOf(
+  preset: string | null,
+  since: string | null,
+  until: string | null,
+  now = Date.now(),
+): Period | PeriodProblem {
+  if (preset === "custom") {
+    if (!since || !until) return { problem: "Choose the first day of the period and the day it ends before." };
     const from = new Date(since);
     const to = new Date(until);
-    if (!Number.isNaN(from.getTime()) && !Number.isNaN(to.getTime()) && from < to) {
-      return { since: from, until: to, interval: intervalFor(to.getTime() - from.getTime()) };
+    if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime())) return { problem: "Those are not dates." };
+    if (from > to) return { problem: "The period must start before it ends: the first day is after the last." };
+    if (to.getTime() - from.getTime() > maxCustomYears * 366 * dayMs) {
+      return { problem: `A custom period spans at most ${maxCustomYears} years.` };
     }
+    return { since: from, until: to, interval: intervalFor(to.getTime() - from.getTime()) };
   }
   const chosen = presets[(preset ?? "30d") as Preset] ?? presets["30d"];
   const end = Math.ceil(now / hourMs) * hourMs;

@@ -525,6 +525,25 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     await page.close();
   }, 60_000);
 
+  test("a custom period that is no period is refused in words, never shown as another period's figures", async () => {
+    const owner = await createTestOrg();
+    const user = await memberOf(owner.id, "member");
+    const { page, errors } = await openPage(user);
+    await show(page, `/app?org=${owner.id}&range=custom&since=2026-11-20&until=2026-11-10`);
+    expect(await textOf(page, "[role=alert]")).toContain("must start before it ends");
+    expect(await holds(page, `document.querySelector("[data-kpi]") === null`)).toBe(true);
+    // The days as asked for stay in the form, to be corrected.
+    expect(await page.$eval("#since", (input) => (input as unknown as { value: string }).value)).toBe("2026-11-20");
+    await show(page, `/app?org=${owner.id}&range=custom`);
+    expect(await textOf(page, "[role=alert]")).toContain("Choose the first day");
+    // Decades are charted by month, within the reads' bucket limit.
+    await show(page, `/app?org=${owner.id}&range=custom&since=2000-01-01&until=2026-11-28`);
+    expect(await holds(page, `document.querySelector("[data-kpi]") !== null`)).toBe(true);
+    expect(await holds(page, `document.querySelector(".error") === null`)).toBe(true);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
   test("on a phone-width screen the overview fits without sideways scrolling", async () => {
     const owner = await createTestOrg();
     const user = await memberOf(owner.id, "member");

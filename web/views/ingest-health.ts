@@ -1,5 +1,5 @@
 import { type DataOf, identity, ok } from "../api.ts";
-import { bucketMs, countsChart, everyBucket } from "../chart.ts";
+import { countsChart, everyBucket } from "../chart.ts";
 import { formatCount, h } from "../dom.ts";
 import { loaded } from "../feedback.ts";
 import type { Organisation } from "../state.ts";
@@ -7,14 +7,15 @@ import type { Organisation } from "../state.ts";
 type Health = DataOf<typeof identity.ingestHealth.get>;
 
 const hours = 48;
+const hourMs = 3_600_000;
 
 /** For emitters: what the service accepted and refused per hour, and the latest refusals with their exact errors. */
 export function ingestHealth(org: Organisation): HTMLElement {
   return loaded("Ingest health", async () => {
     const health = await ok(identity.ingestHealth.get({ query: { org_id: org.id, hours } }));
-    const until = new Date(Math.ceil(Date.now() / bucketMs.hour) * bucketMs.hour);
-    const period = { since: new Date(until.getTime() - hours * bucketMs.hour), until, interval: "hour" as const };
-    const starts = everyBucket(period, bucketMs.hour);
+    const until = new Date(Math.ceil(Date.now() / hourMs) * hourMs);
+    const period = { since: new Date(until.getTime() - hours * hourMs), until, interval: "hour" as const };
+    const starts = everyBucket(period, "hour");
     const byHour = new Map(health.hours.map((row) => [Date.parse(row.hour), row]));
     const totals = health.hours.reduce(
       (sum, row) => ({ accepted: sum.accepted + row.accepted_events, refused: sum.refused + row.refused_events }),

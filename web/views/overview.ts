@@ -2,7 +2,7 @@ import { ok, query, reads, type SummaryAnswer } from "../api.ts";
 import { eventsChart } from "../chart.ts";
 import { formatCount, h } from "../dom.ts";
 import { loaded } from "../feedback.ts";
-import { type Period, periodOf, presets, previousOf } from "../range.ts";
+import { type Period, type PeriodProblem, periodOf, presets, previousOf } from "../range.ts";
 import { navigate, type Organisation, param } from "../state.ts";
 
 const tiles = [
@@ -32,9 +32,6 @@ const periodQuery = (org: Organisation, period: Period) => ({
 export function overview(org: Organisation): HTMLElement {
   const period = periodOf(param("range"), param("since"), param("until"));
   const compare = param("compare") === "1";
-  const api = readsOf(org);
-  const summaryOf = (p: Period) => ok(api.summary.get({ query: periodQuery(org, p) }));
-  const current = summaryOf(period);
   const grantor = org.org_type === "content_owner" ? null : param("as");
   return h(
     "div",
@@ -54,6 +51,17 @@ export function overview(org: Organisation): HTMLElement {
         )
       : null,
     rangeControls(period, compare),
+    // Never another period's figures under this one's name.
+    "problem" in period ? h("p", { class: "notice", role: "alert" }, period.problem) : figures(org, period, compare),
+  );
+}
+
+/** Everything the overview shows of one period. */
+function figures(org: Organisation, period: Period, compare: boolean): HTMLElement[] {
+  const api = readsOf(org);
+  const summaryOf = (p: Period) => ok(api.summary.get({ query: periodQuery(org, p) }));
+  const current = summaryOf(period);
+  return [
     loaded("Totals", async () => {
       const [now, before] = await Promise.all([current, compare ? summaryOf(previousOf(period)) : null]);
       return kpiTiles(now, before);
@@ -77,10 +85,10 @@ export function overview(org: Organisation): HTMLElement {
       return breakdowns(summary, perDomain);
     }),
     exportLinks(api, org, period),
-  );
+  ];
 }
 
-function rangeControls(period: Period, compare: boolean): HTMLElement {
+function rangeControls(period: Period | PeriodProblem, compare: boolean): HTMLElement {
   const chosen = param("range") ?? "30d";
   const select = h(
     "select",
@@ -93,14 +101,17 @@ function rangeControls(period: Period, compare: boolean): HTMLElement {
     ),
     h("option", { value: "custom", selected: chosen === "custom" }, "Custom…"),
   );
-  const day = (date: Date) => date.toISOString().slice(0, 10);
+  // The days as asked for, even when they make no period, so that they can be corrected.
+  const day = (date: Date | undefined, asked: string | null) =>
+    date ? date.toISOString().slice(0, 10) : (asked ?? "");
+  const shown = "problem" in period ? undefined : period;
   const custom = h(
     "form",
     { class: "inline", hidden: chosen !== "custom" },
     h("label", { for: "since" }, "From"),
-    h("input", { id: "since", name: "since", type: "date", value: day(period.since), required: true }),
+    h("input", { id: "since", name: "since", type: "date", value: day(shown?.since, param("since")), required: true }),
     h("label", { for: "until" }, "to (exclusive)"),
-    h("input", { id: "until", name: "until", type: "date", value: day(period.until), required: true }),
+    h("input", { id: "until", name: "until", type: "date", value: day(shown?.until, param("until")), required: true }),
     h("button", { type: "submit" }, "Show"),
   );
   custom.addEventListener("submit", (event) => {
@@ -124,7 +135,7 @@ function rangeControls(period: Period, compare: boolean): HTMLElement {
       }),
       "Compare with the previous period",
     ),
-    h("p", { class: "muted" }, `${period.since.toISOString()} to ${period.until.toISOString()} (UTC)`),
+    shown ? h("p", { class: "muted" }, `${shown.since.toISOString()} to ${shown.until.toISOString()} (UTC)`) : null,
   );
 }
 
