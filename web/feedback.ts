@@ -1,16 +1,21 @@
 import { ApiError } from "./api.ts";
 import { h } from "./dom.ts";
 
-/** An error in words, next to what it concerns; never a blank page. */
+/** A field's JSON pointer in words: `/grantee_org_id` is "grantee org id". */
+const fieldInWords = (path: string) => (path.split("/").at(-1) ?? "").replaceAll("_", " ");
+
+/**
+ * An error in words, next to what it concerns; never a blank page. Each field at
+ * fault is named in words with what is wrong with it; a message that already
+ * says it all (the API often words one field's failure as its detail) is shown once.
+ */
 export function errorNote(error: unknown): HTMLElement {
   const message = error instanceof ApiError ? error.message : "Something went wrong while showing this page.";
   const fields = error instanceof ApiError ? error.fields : [];
-  return h(
-    "div",
-    { class: "error", role: "alert" },
-    h("p", {}, message),
-    fields.length > 0 ? h("ul", {}, ...fields.map((field) => h("li", {}, `${field.path}: ${field.message}`))) : null,
-  );
+  const saidAlready = fields.length === 1 && message.includes(fields[0]?.message ?? "");
+  const lines =
+    fields.length === 0 || saidAlready ? [message] : fields.map((f) => `${fieldInWords(f.path)} ${f.message}`);
+  return h("div", { class: "error", role: "alert" }, ...lines.map((line) => h("p", {}, line)));
 }
 
 /** A region that shows "Loading…", then what `load` builds, or the error it met. */
