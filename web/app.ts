@@ -38,6 +38,9 @@ const views: Record<ViewName, (org: Organisation) => HTMLElement> = {
 const root = document.getElementById("app") as HTMLElement;
 
 async function render(): Promise<void> {
+  // Every change redraws the view: the control just used gets the focus back, so that
+  // a keyboard or screen-reader user goes on from where they were.
+  const focused = root.contains(document.activeElement) ? document.activeElement?.id : undefined;
   root.setAttribute("aria-busy", "true");
   try {
     root.replaceChildren(await page());
@@ -46,6 +49,21 @@ async function render(): Promise<void> {
   } finally {
     root.setAttribute("aria-busy", "false");
   }
+  if (focused) refocus(focused);
+}
+
+/** Focuses the element with this id once the view's regions have drawn it (they load on their own). */
+function refocus(id: string): void {
+  const focus = () => {
+    const element = document.getElementById(id);
+    if (element) element.focus();
+    return element !== null;
+  };
+  if (focus()) return;
+  const watch = new MutationObserver(() => focus() && watch.disconnect());
+  watch.observe(root, { childList: true, subtree: true });
+  // A control the new view does not have (another page) is not waited for.
+  setTimeout(() => watch.disconnect(), 10_000);
 }
 
 async function page(): Promise<Node> {

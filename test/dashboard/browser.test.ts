@@ -551,6 +551,34 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     await page.close();
   }, 60_000);
 
+  test("an owner without a verified domain is told why it sees nothing, and every empty table says so", async () => {
+    const owner = await createTestOrg({ verified: false });
+    const user = await memberOf(owner.id, "owner");
+    const { page } = await openPage(user);
+    await show(page, `/app?org=${owner.id}`);
+    expect(await textOf(page, ".notice")).toContain("None of your domains is verified yet");
+    expect(await textOf(page, "table:has(caption) tbody")).toContain("None in this period.");
+    await redrawn(page, () => page.click(".notice button"));
+    expect(await holds(page, `new URL(location.href).searchParams.get("view") === "domains"`)).toBe(true);
+    await page.close();
+  }, 60_000);
+
+  test("after a change redraws the view, the control used keeps the keyboard focus", async () => {
+    const owner = await createTestOrg();
+    const user = await memberOf(owner.id, "member");
+    const { page } = await openPage(user);
+    await show(page, `/app?org=${owner.id}`);
+    await redrawn(page, () => page.click("#compare"));
+    expect(await holds(page, `document.activeElement?.id === "compare"`)).toBe(true);
+    await page.focus("#url-search");
+    await redrawn(page, async () => {
+      await page.type("#url-search", "news");
+      await page.keyboard.press("Enter");
+    });
+    await page.waitForFunction(`document.activeElement?.id === "url-search"`);
+    await page.close();
+  }, 60_000);
+
   test("on a phone-width screen no view scrolls sideways", async () => {
     const owner = await createTestOrg();
     const user = await memberOf(owner.id, "owner");

@@ -64,7 +64,8 @@ function figures(org: Organisation, period: Period, compare: boolean): HTMLEleme
   return [
     loaded("Totals", async () => {
       const [now, before] = await Promise.all([current, compare ? summaryOf(previousOf(period)) : null]);
-      return kpiTiles(now, before);
+      const unverified = org.org_type === "content_owner" && now.domains.length === 0;
+      return h("div", {}, unverified ? verifyFirst() : null, kpiTiles(now, before));
     }),
     loaded("Events over time", async () =>
       eventsChart(
@@ -130,12 +131,23 @@ function rangeControls(period: Period | PeriodProblem, compare: boolean): HTMLEl
       { class: "check" },
       h("input", {
         type: "checkbox",
+        id: "compare",
         checked: compare,
         onchange: (e: Event) => navigate({ compare: (e.target as HTMLInputElement).checked ? "1" : undefined }),
       }),
       "Compare with the previous period",
     ),
     shown ? h("p", { class: "muted" }, `${shown.since.toISOString()} to ${shown.until.toISOString()} (UTC)`) : null,
+  );
+}
+
+/** Why an owner without a verified domain sees only zeros, and where to go about it. */
+function verifyFirst(): HTMLElement {
+  return h(
+    "p",
+    { class: "notice" },
+    "None of your domains is verified yet: telemetry on a domain shows here once it is. ",
+    h("button", { type: "button", class: "link", onclick: () => navigate({ view: "domains" }) }, "Verify a domain"),
   );
 }
 
@@ -210,6 +222,7 @@ function topUrls(api: Reads, org: Organisation, period: Period): HTMLElement {
         "button",
         {
           type: "button",
+          id: `sort-${key}`,
           class: "link",
           "aria-pressed": String(key === sort),
           onclick: () => navigate({ sort: key === "events" ? undefined : key, page: undefined }),
@@ -244,13 +257,23 @@ function topUrls(api: Reads, org: Organisation, period: Period): HTMLElement {
         { class: "pager", "aria-label": "URL pages" },
         h(
           "button",
-          { type: "button", disabled: page === 0, onclick: () => navigate({ page: String(page - 1) }) },
+          {
+            type: "button",
+            id: "urls-previous",
+            disabled: page === 0,
+            onclick: () => navigate({ page: String(page - 1) }),
+          },
           "Previous",
         ),
         h("span", {}, `Page ${page + 1} of ${last + 1}`),
         h(
           "button",
-          { type: "button", disabled: page >= last, onclick: () => navigate({ page: String(page + 1) }) },
+          {
+            type: "button",
+            id: "urls-next",
+            disabled: page >= last,
+            onclick: () => navigate({ page: String(page + 1) }),
+          },
           "Next",
         ),
       ),
@@ -270,6 +293,9 @@ function breakdowns(summary: SummaryAnswer, perDomain: { domain: string; summary
       h(
         "tbody",
         {},
+        rows.length === 0
+          ? h("tr", {}, h("td", { colspan: heads.length, class: "muted" }, "None in this period."))
+          : null,
         ...rows.map((row) =>
           h(
             "tr",
@@ -295,8 +321,8 @@ function breakdowns(summary: SummaryAnswer, perDomain: { domain: string; summary
     ),
     table(
       "By agent",
-      ["Platform", "Agent", "Events", "Sessions"],
-      summary.agents.map((a) => [a.platform_id.slice(0, 8), a.agent_id ?? "(none)", a.event_count, a.session_count]),
+      ["Platform (organisation id)", "Agent", "Events", "Sessions"],
+      summary.agents.map((a) => [a.platform_id, a.agent_id ?? "(none)", a.event_count, a.session_count]),
     ),
     table(
       "By domain",
