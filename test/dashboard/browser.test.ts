@@ -563,6 +563,23 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     await page.close();
   }, 60_000);
 
+  test("top URLs say why a page holds none: none in the period, none matching, or past the last page", async () => {
+    const owner = await createTestOrg();
+    const user = await memberOf(owner.id, "member");
+    const { page } = await openPage(user);
+    await show(page, `/app?org=${owner.id}`);
+    expect(await textOf(page, "section[aria-label='Top URLs'] tbody")).toBe("No URLs in this period.");
+    await show(page, `/app?org=${owner.id}&url=nowhere`);
+    expect(await textOf(page, "section[aria-label='Top URLs'] tbody")).toBe(
+      "No URL contains “nowhere” in this period.",
+    );
+    await show(page, `/app?org=${owner.id}&page=99`);
+    expect(await textOf(page, "section[aria-label='Top URLs'] tbody")).toBe("Page 100 is past the last one (1).");
+    await redrawn(page, () => page.click("#urls-previous"));
+    expect(await holds(page, `new URL(location.href).searchParams.get("page") === "0"`)).toBe(true);
+    await page.close();
+  }, 60_000);
+
   test("after a change redraws the view, the control used keeps the keyboard focus", async () => {
     const owner = await createTestOrg();
     const user = await memberOf(owner.id, "member");

@@ -67,6 +67,7 @@ describe("magic-link sign-in", () => {
     expect(again.headers.get("content-type")).toBe("text/html; charset=utf-8");
     expect(again.body).toContain("<h1>This sign-in link cannot be used</h1>");
     expect(again.body).toContain("the sign-in link is unknown, expired or already used.");
+    expect(again.body).toContain('<a href="/app">Ask for a new one</a>');
     // An API client asking for JSON still gets the problem document.
     const json = await callIdentity("GET", link, { headers: { accept: "application/json" } });
     expect([json.status, json.body.code]).toEqual([401, "unauthorized"]);

@@ -72,6 +72,7 @@ function grantorView(org: Organisation): HTMLElement {
               "td",
               {},
               onPress(h("button", { type: "button", class: "danger" }, "Revoke"), async () => {
+                if (!confirm(`Revoke the read access of ${d.grantee_org_id}? Its reads are refused at once.`)) return;
                 await ok(api.delegations({ id: d.id }).delete(undefined, { query: { org_id: org.id } }));
                 navigate({});
               }),

@@ -203,9 +203,18 @@ function topUrls(api: Reads, org: Organisation, period: Period): HTMLElement {
       const text = String(new FormData(searchForm).get("url") ?? "").trim();
       navigate({ url: text || undefined, page: undefined });
     });
+    const last = Math.max(0, Math.ceil(answer.total / pageSize) - 1);
+    // Why a page holds no URL: none in the period, none containing the search, or a page past the last.
+    const none =
+      page > last
+        ? `Page ${page + 1} is past the last one (${last + 1}).`
+        : search
+          ? `No URL contains “${search}” in this period.`
+          : "No URLs in this period.";
     const body = h(
       "tbody",
       {},
+      answer.items.length === 0 ? h("tr", {}, h("td", { colspan: 4, class: "muted" }, none)) : null,
       ...answer.items.map((item) =>
         h(
           "tr",
@@ -229,7 +238,6 @@ function topUrls(api: Reads, org: Organisation, period: Period): HTMLElement {
         },
         label,
       );
-    const last = Math.max(0, Math.ceil(answer.total / pageSize) - 1);
     return h(
       "div",
       {},
@@ -261,7 +269,8 @@ function topUrls(api: Reads, org: Organisation, period: Period): HTMLElement {
             type: "button",
             id: "urls-previous",
             disabled: page === 0,
-            onclick: () => navigate({ page: String(page - 1) }),
+            // From past the last page, back to the last.
+            onclick: () => navigate({ page: String(Math.min(page - 1, last)) }),
           },
           "Previous",
         ),

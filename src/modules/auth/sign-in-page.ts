@@ -38,6 +38,6 @@ export function signInFailedPage(detail: string): string {
   return page(
     "This sign-in link cannot be used",
     `<p>${escapeHtml(detail)}.</p>
-<p>Each link works once, for a limited time. Ask for a new one: <code>POST /api/v1/identity/auth/magic-link</code> with your e-mail address.</p>`,
+<p>Each link works once, for a limited time. <a href="/app">Ask for a new one</a> on the sign-in page (or, from a client, <code>POST /api/v1/identity/auth/magic-link</code> with your e-mail address).</p>`,
   );
 }

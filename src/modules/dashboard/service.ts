@@ -49,6 +49,7 @@ export const dashboardShell = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Content Telemetry</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/app/assets/uplot.css">
 <link rel="stylesheet" href="/app/assets/app.css">
 </head>
