@@ -85,7 +85,7 @@ function keyList(org: Organisation): HTMLElement {
             {},
             h("td", {}, h("code", {}, key.prefix)),
             h("td", {}, key.name ?? ""),
-            h("td", {}, key.scopes.join(", ")),
+            h("td", {}, key.scopes.length > 0 ? key.scopes.join(", ") : "none (a key that may do nothing)"),
             h("td", {}, when(key.created_at)),
             h("td", {}, when(key.last_used_at)),
             h(
