@@ -78,10 +78,13 @@ async function page(): Promise<Node> {
   const org = orgs.find((o) => o.id === param("org")) ?? orgs[0];
   if (me.is_operator_admin && param("view") === "admin") return frame(me, orgs, org, "admin", admin());
   if (!org) return frame(me, orgs, undefined, undefined, start(me.user.email));
-  const available = viewNames.filter((name) => name !== "domains" || org.org_type === "content_owner");
-  const view = available.find((name) => name === param("view")) ?? "overview";
+  const view = viewsOf(org).find((name) => name === param("view")) ?? "overview";
   return frame(me, orgs, org, view, views[view](org));
 }
+
+/** The views an organisation has: domains are for content owners only. */
+const viewsOf = (org: Organisation): ViewName[] =>
+  viewNames.filter((name) => name !== "domains" || org.org_type === "content_owner");
 
 /** The header (organisation, sections, the user) around a view. */
 function frame(
@@ -91,9 +94,7 @@ function frame(
   view: ViewName | "admin" | undefined,
   content: HTMLElement,
 ): Node {
-  const sections: (ViewName | "admin")[] = org
-    ? viewNames.filter((name) => name !== "domains" || org.org_type === "content_owner")
-    : [];
+  const sections: (ViewName | "admin")[] = org ? viewsOf(org) : [];
   if (me.is_operator_admin) sections.push("admin");
   const title = view ? titles[view] : "Welcome";
   document.title = `${title}${org ? ` · ${org.name}` : ""} · Content Telemetry`;

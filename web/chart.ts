@@ -64,6 +64,10 @@ export function countsChart(
     axes: [{}, { size: 60, incrs: countSteps }],
   };
   const plot = new uPlot(options, [starts.map((start) => start / 1000), ...series.map((line) => line.values)], figure);
+  // The canvas says in words what it draws; the figures themselves are in the tables beside it.
+  const canvas = plot.root.querySelector("canvas");
+  canvas?.setAttribute("role", "img");
+  canvas?.setAttribute("aria-label", caption);
   // Fit the chart to its container, phones included.
   const fit = () => plot.setSize({ width: Math.max(280, figure.clientWidth), height: 260 });
   new ResizeObserver(fit).observe(figure);

@@ -152,6 +152,8 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     expect(await textOf(page, "[data-kpi=Groundings]")).toBe("1");
     expect(await textOf(page, "[data-kpi=Sessions]")).toBe("1");
     await page.waitForSelector(".uplot canvas");
+    // The chart says in words what it draws.
+    expect(await page.$eval(".uplot canvas", (canvas) => canvas.getAttribute("aria-label"))).toContain("Events per");
     await page.waitForSelector("td.url");
     const urls = await page.$$eval("td.url", (cells) => cells.map((cell) => cell.textContent));
     expect(urls).toEqual([`https://${domain}/article`, `https://${domain}/other`]);
@@ -546,6 +548,9 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     // Decades are charted by month, within the reads' bucket limit.
     await show(page, `/app?org=${owner.id}&range=custom&since=2000-01-01&until=2026-11-28`);
     expect(await holds(page, `document.querySelector("[data-kpi]") !== null`)).toBe(true);
+    expect(await textOf(page, ".controls p.muted")).toBe(
+      "2000-01-01 00:00 to 2026-11-28 00:00 UTC (the end not included)",
+    );
     expect(await holds(page, `document.querySelector(".error") === null`)).toBe(true);
     expect(errors).toEqual([]);
     await page.close();
@@ -577,6 +582,10 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     expect(await textOf(page, "section[aria-label='Top URLs'] tbody")).toBe("Page 100 is past the last one (1).");
     await redrawn(page, () => page.click("#urls-previous"));
     expect(await holds(page, `new URL(location.href).searchParams.get("page") === "0"`)).toBe(true);
+    // A search longer than the API takes, from an edited link, is cut to its 200 characters, not an error.
+    await show(page, `/app?org=${owner.id}&url=${"x".repeat(250)}`);
+    expect(await holds(page, `document.querySelector("section[aria-label='Top URLs'] .error") === null`)).toBe(true);
+    expect(await page.$eval("#url-search", (input) => (input as unknown as { value: string }).value.length)).toBe(200);
     await page.close();
   }, 60_000);
 

@@ -89,6 +89,9 @@ function figures(org: Organisation, period: Period, compare: boolean): HTMLEleme
   ];
 }
 
+/** A time as people read it, to the minute: 2026-11-27 23:00. */
+const readable = (time: Date) => time.toISOString().slice(0, 16).replace("T", " ");
+
 function rangeControls(period: Period | PeriodProblem, compare: boolean): HTMLElement {
   const chosen = param("range") ?? "30d";
   const select = h(
@@ -137,7 +140,9 @@ function rangeControls(period: Period | PeriodProblem, compare: boolean): HTMLEl
       }),
       "Compare with the previous period",
     ),
-    shown ? h("p", { class: "muted" }, `${shown.since.toISOString()} to ${shown.until.toISOString()} (UTC)`) : null,
+    shown
+      ? h("p", { class: "muted" }, `${readable(shown.since)} to ${readable(shown.until)} UTC (the end not included)`)
+      : null,
   );
 }
 
@@ -182,7 +187,8 @@ const pageSize = 20;
 
 function topUrls(api: Reads, org: Organisation, period: Period): HTMLElement {
   const page = Math.max(0, Number(param("page") ?? 0) || 0);
-  const search = param("url") ?? undefined;
+  // At most what the API takes (url_contains, 1 to 200 characters): an edited link's longer text is cut there.
+  const search = param("url")?.slice(0, 200) || undefined;
   const sort = param("sort") === "sessions" ? "sessions" : "events";
   return loaded("Top URLs", async () => {
     // Ranked, searched and paged by the API (sort, url_contains), over every URL of the period.
