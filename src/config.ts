@@ -248,6 +248,26 @@ const urlSettings = ["DATABASE_URL", "SMTP_URL", "PUBLIC_BASE_URL", "PUBLIC_INGE
 const shown = (variable: string, value: unknown) =>
   secretSettings.has(variable) ? "(its value is not shown: it may hold a secret)" : `(got ${JSON.stringify(value)})`;
 
+/** One e-mail address, loosely: something, an @, something, no spaces or brackets. */
+const emailAddress = /^[^@\s<>,]+@[^@\s<>,]+$/;
+
+/** OPERATOR_ADMIN_EMAILS holds addresses (empty entries aside); MAIL_FROM names one, alone or as `Name <address>`. */
+function checkAddresses(config: Pick<Config, "OPERATOR_ADMIN_EMAILS" | "MAIL_FROM">): void {
+  const admins = config.OPERATOR_ADMIN_EMAILS.split(",").map((entry) => entry.trim());
+  const bad = admins.findIndex((entry) => entry !== "" && !emailAddress.test(entry));
+  if (bad >= 0) {
+    throw new ConfigError(
+      `Invalid configuration: OPERATOR_ADMIN_EMAILS entry ${bad + 1} is not an e-mail address (got ${JSON.stringify(admins[bad])})`,
+    );
+  }
+  const from = /<([^<>]+)>\s*$/.exec(config.MAIL_FROM)?.[1] ?? config.MAIL_FROM.trim();
+  if (!emailAddress.test(from)) {
+    throw new ConfigError(
+      `Invalid configuration: MAIL_FROM names no e-mail address: give one, or "Name <address>" (got ${JSON.stringify(config.MAIL_FROM)})`,
+    );
+  }
+}
+
 /** Parses and validates configuration from an environment map (process.env by default). */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const raw: Record<string, unknown> = {};
@@ -273,6 +293,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       throw new ConfigError(`Invalid configuration: ${name} is not a valid URL ${shown(name, value)}`);
     }
   }
+  checkAddresses(config);
   // PORT 0 is only known once listening: src/main.ts replaces this then.
   config.PUBLIC_BASE_URL ??= listeningBaseUrl(config.HOST, config.PORT);
   const crons = [

@@ -11,6 +11,18 @@ describe("config", () => {
     expect(config.LOG_LEVEL).toBe("info");
   });
 
+  test("operator admins and the sender are e-mail addresses, written as people write them", () => {
+    const config = loadConfig({
+      OPERATOR_ADMIN_EMAILS: " a@example.org, ,b@example.org ",
+      MAIL_FROM: "Ops <ops@example.org>",
+    });
+    expect([config.OPERATOR_ADMIN_EMAILS, config.MAIL_FROM]).toEqual([
+      " a@example.org, ,b@example.org ",
+      "Ops <ops@example.org>",
+    ]);
+    expect(loadConfig({ MAIL_FROM: "ops@example.org" }).MAIL_FROM).toBe("ops@example.org");
+  });
+
   test("values are converted from strings", () => {
     expect(loadConfig({ PORT: "8080", LOG_LEVEL: "debug" })).toMatchObject({ PORT: 8080, LOG_LEVEL: "debug" });
   });
@@ -29,6 +41,8 @@ describe("config", () => {
     ["INGEST_QUEUE", "0x10"],
     ["DATABASE_URL", "postgres://user:pw@[bad/x"],
     ["PUBLIC_INGEST_URL", "http://a b"],
+    ["OPERATOR_ADMIN_EMAILS", "admin@example.org,not an email,,@"],
+    ["MAIL_FROM", "nobody"],
   ])("an invalid %s stops start-up naming the variable", (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
