@@ -242,6 +242,12 @@ const secretSettings = new Set([
   "OIDC_PROVIDERS",
 ]);
 
+/**
+ * The URL with only the first of its hosts: postgres.js takes `host1,host2` (the
+ * servers of a failover set), which the URL parser does not.
+ */
+const firstHostOnly = (url: string) => url.replace(/^([a-z]+:\/\/[^/?#,]*),[^/?#]*/i, "$1");
+
 /** Settings that are URLs: beyond their pattern, each must parse as one. */
 const urlSettings = ["DATABASE_URL", "SMTP_URL", "PUBLIC_BASE_URL", "PUBLIC_INGEST_URL"] as const;
 
@@ -260,7 +266,8 @@ function checkAddresses(config: Pick<Config, "OPERATOR_ADMIN_EMAILS" | "MAIL_FRO
       `Invalid configuration: OPERATOR_ADMIN_EMAILS entry ${bad + 1} is not an e-mail address (got ${JSON.stringify(admins[bad])})`,
     );
   }
-  const from = /<([^<>]+)>\s*$/.exec(config.MAIL_FROM)?.[1] ?? config.MAIL_FROM.trim();
+  // "Name <address>", or an address with a comment after it: "address (Name)".
+  const from = /<([^<>]+)>\s*$/.exec(config.MAIL_FROM)?.[1] ?? config.MAIL_FROM.replace(/\([^()]*\)\s*$/, "").trim();
   if (!emailAddress.test(from)) {
     throw new ConfigError(
       `Invalid configuration: MAIL_FROM names no e-mail address: give one, or "Name <address>" (got ${JSON.stringify(config.MAIL_FROM)})`,
@@ -289,7 +296,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config = converted as Config;
   for (const name of urlSettings) {
     const value = config[name];
-    if (value !== undefined && !URL.canParse(value)) {
+    if (value !== undefined && !URL.canParse(firstHostOnly(value))) {
       throw new ConfigError(`Invalid configuration: ${name} is not a valid URL ${shown(name, value)}`);
     }
   }

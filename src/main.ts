@@ -18,45 +18,47 @@ try {
 }
 const log = createLogger(config.LOG_LEVEL, { service: "content-telemetry" });
 
-// Signals are taken from the start: one that comes while the service starts stops it once it has started.
+// Signals are taken from the start. Until the service listens, one stops it at once: nothing is
+// being served, and each migration is a transaction of its own, so a later start finishes the work.
 let stopOnce: ((signal: string) => Promise<void>) | undefined;
-let signalledEarly: string | undefined;
 const onSignal = (signal: string) => {
-  if (stopOnce) void stopOnce(signal);
-  else signalledEarly ??= signal;
+  if (stopOnce) return void stopOnce(signal);
+  log.info("stopped while starting", { signal });
+  process.exit(0);
 };
 process.on("SIGTERM", () => onSignal("SIGTERM"));
 process.on("SIGINT", () => onSignal("SIGINT"));
 
 const { ctx, db } = await startRuntime(config, log).catch((error: unknown) => {
-  // A database that is unusable as configured is the operator's to fix: one line, no stack.
-  if (error instanceof DatabaseStartupError) log.error(`start-up failed: ${error.message}`);
-  else log.error("start-up failed", describeError(error));
+  // A database or setting that is unusable as configured is the operator's to fix: one line, no stack.
+  if (error instanceof DatabaseStartupError || error instanceof ConfigError) {
+    log.error(`start-up failed: ${error.message}`);
+  } else log.error("start-up failed", describeError(error));
   process.exit(1);
 });
 const roles = serviceRoles(config.SERVICE_ROLES);
+const built = createApp(ctx);
+let app: typeof built;
+try {
+  app = built.listen({
+    port: config.PORT,
+    hostname: config.HOST,
+    // No runtime limit: its refusal is a bare 413 that closes the connection. The body
+    // reader (src/http/body-stream.ts) enforces MAX_BODY_BYTES as the body streams in.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+  });
+} catch (error) {
+  // A port in use, or an address not on this machine: the operator's to fix, one line.
+  log.error(
+    `start-up failed: cannot listen on ${config.HOST} port ${config.PORT} (HOST, PORT): ${(error as Error).message}`,
+  );
+  await db.close();
+  process.exit(1);
+}
+// Started once the service listens, so that a failure to listen has nothing else to stop.
 const jobs = roles.has("jobs") ? startJobs(ctx) : undefined;
 ctx.ingestHealth.start();
 const jobRunnerWatch = jobs ? undefined : watchForJobRunners(ctx, config.SERVICE_ROLES);
-const app = await (async () => {
-  try {
-    return createApp(ctx).listen({
-      port: config.PORT,
-      hostname: config.HOST,
-      // No runtime limit: its refusal is a bare 413 that closes the connection. The body
-      // reader (src/http/body-stream.ts) enforces MAX_BODY_BYTES as the body streams in.
-      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    });
-  } catch (error) {
-    // A port in use or an address not on this machine: the operator's to fix, one line.
-    log.error(
-      `start-up failed: cannot listen on ${config.HOST} port ${config.PORT} (HOST, PORT): ${(error as Error).message}`,
-    );
-    await jobs?.stop();
-    await db.close();
-    process.exit(1);
-  }
-})();
 if (!process.env.PUBLIC_BASE_URL && app.server?.port !== undefined) {
   // Links follow the real port (PORT 0 picks one); ctx.config is this same object.
   config.PUBLIC_BASE_URL = listeningBaseUrl(config.HOST, app.server.port);
@@ -91,4 +93,3 @@ stopOnce = async (signal: string) => {
   log.info("stopped");
   process.exit(0);
 };
-if (signalledEarly) void stopOnce(signalledEarly);

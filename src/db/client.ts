@@ -205,10 +205,11 @@ function usableDataDir<T>(dataDir: string, work: () => T): T {
   try {
     return work();
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const { code, syscall, path } = error as NodeJS.ErrnoException;
     if (error instanceof DatabaseStartupError || typeof code !== "string") throw error;
+    // The path that failed may be DATA_DIR or, for a new one, its lock file beside it.
     throw new DatabaseStartupError(
-      `DATA_DIR ${dataDir} cannot be used (${code}): set DATA_DIR to a directory the service may create and write`,
+      `DATA_DIR ${dataDir} cannot be used: ${syscall ?? "access"} ${path ?? dataDir} failed (${code}); the service needs to create and write DATA_DIR and, while it is new, a lock file beside it`,
     );
   }
 }

@@ -11,6 +11,15 @@ describe("config", () => {
     expect(config.LOG_LEVEL).toBe("info");
   });
 
+  test.each([
+    "postgres://u:p@h1:5432,h2:5432/db",
+    "postgres:///db?host=/var/run/postgresql",
+    "postgres://u:p%40ss@[::1]:5432/db",
+    "postgresql://u@db.example.internal/telemetry?sslmode=require",
+  ])("a DATABASE_URL postgres.js takes is taken: %s", (url) => {
+    expect(loadConfig({ DATABASE_URL: url }).DATABASE_URL).toBe(url);
+  });
+
   test("operator admins and the sender are e-mail addresses, written as people write them", () => {
     const config = loadConfig({
       OPERATOR_ADMIN_EMAILS: " a@example.org, ,b@example.org ",
@@ -21,6 +30,7 @@ describe("config", () => {
       "Ops <ops@example.org>",
     ]);
     expect(loadConfig({ MAIL_FROM: "ops@example.org" }).MAIL_FROM).toBe("ops@example.org");
+    expect(loadConfig({ MAIL_FROM: "ops@example.org (Operations)" }).MAIL_FROM).toBe("ops@example.org (Operations)");
   });
 
   test("values are converted from strings", () => {
