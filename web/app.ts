@@ -41,6 +41,7 @@ async function render(): Promise<void> {
   // Every change redraws the view: the control just used gets the focus back, so that
   // a keyboard or screen-reader user goes on from where they were.
   const focused = root.contains(document.activeElement) ? document.activeElement?.id : undefined;
+  stopRefocusing();
   root.setAttribute("aria-busy", "true");
   try {
     root.replaceChildren(await page());
@@ -52,18 +53,39 @@ async function render(): Promise<void> {
   if (focused) refocus(focused);
 }
 
-/** Focuses the element with this id once the view's regions have drawn it (they load on their own). */
+/** The wait for a control to focus again, while its region loads; one at a time. */
+let refocusing: MutationObserver | undefined;
+
+function stopRefocusing(): void {
+  refocusing?.disconnect();
+  refocusing = undefined;
+}
+
+// Whatever the user does meanwhile wins over giving the focus back.
+root.addEventListener("pointerdown", stopRefocusing);
+root.addEventListener("keydown", stopRefocusing);
+
+/**
+ * Focuses the element with this id once the view's regions have drawn it (they
+ * load on their own); a control now disabled (Next on the last page) hands the
+ * focus to an enabled button beside it.
+ */
 function refocus(id: string): void {
   const focus = () => {
     const element = document.getElementById(id);
-    if (element) element.focus();
-    return element !== null;
+    if (!element) return false;
+    const usable = (element as HTMLButtonElement).disabled
+      ? element.parentElement?.querySelector<HTMLElement>("button:not([disabled])")
+      : element;
+    usable?.focus();
+    return true;
   };
   if (focus()) return;
-  const watch = new MutationObserver(() => focus() && watch.disconnect());
+  const watch = new MutationObserver(() => focus() && stopRefocusing());
+  refocusing = watch;
   watch.observe(root, { childList: true, subtree: true });
   // A control the new view does not have (another page) is not waited for.
-  setTimeout(() => watch.disconnect(), 10_000);
+  setTimeout(() => refocusing === watch && stopRefocusing(), 10_000);
 }
 
 async function page(): Promise<Node> {

@@ -1,20 +1,30 @@
 import { ApiError } from "./api.ts";
 import { h } from "./dom.ts";
 
-/** A field's JSON pointer in words: `/grantee_org_id` is "grantee org id". */
-const fieldInWords = (path: string) => (path.split("/").at(-1) ?? "").replaceAll("_", " ");
+/** A field's JSON pointer in words: `/grantee_org_id` is "grantee org id", `/event_types/0` "event types, item 1". */
+function fieldInWords(path: string): string {
+  const segments = path.split("/").filter((segment) => segment !== "");
+  const index = /^\d+$/.test(segments.at(-1) ?? "") ? Number(segments.pop()) : undefined;
+  const name = (segments.at(-1) ?? "the request").replaceAll("_", " ");
+  return index === undefined ? name : `${name}, item ${index + 1}`;
+}
+
+/** The service's detail when it only lists the fields at fault ("the request body is invalid: /a, /b"). */
+const onlyNamesFields = (message: string) => /^the [a-z ]+ (are|is) invalid: \//.test(message);
 
 /**
- * An error in words, next to what it concerns; never a blank page. Each field at
- * fault is named in words with what is wrong with it; a message that already
- * says it all (the API often words one field's failure as its detail) is shown once.
+ * An error in words, next to what it concerns; never a blank page. The service's
+ * detail comes first, unless it only lists the fields at fault or already says
+ * what the one field's message says; then each field at fault, named in words.
  */
 export function errorNote(error: unknown): HTMLElement {
   const message = error instanceof ApiError ? error.message : "Something went wrong while showing this page.";
   const fields = error instanceof ApiError ? error.fields : [];
   const saidAlready = fields.length === 1 && message.includes(fields[0]?.message ?? "");
-  const lines =
-    fields.length === 0 || saidAlready ? [message] : fields.map((f) => `${fieldInWords(f.path)} ${f.message}`);
+  const lines = [
+    ...(fields.length > 0 && onlyNamesFields(message) ? [] : [message]),
+    ...(saidAlready ? [] : fields.map((field) => `${fieldInWords(field.path)} ${field.message}`)),
+  ];
   return h("div", { class: "error", role: "alert" }, ...lines.map((line) => h("p", {}, line)));
 }
 

@@ -26,8 +26,19 @@ function intervalFor(ms: number): Interval {
   return "month";
 }
 
-/** The longest custom period: a chart of it stays within the reads' 25,000 buckets. */
+/** The longest custom period, a limit of the page's own: a century of months is 1,200 points. */
 export const maxCustomYears = 100;
+
+/** A day as `<input type=date>` writes it, within the years the reads take (0001 to 9999). */
+const dayPattern = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** Midnight UTC of a real calendar day written as YYYY-MM-DD; undefined for anything else (2026-02-30, 0000-01-01). */
+function dayOf(text: string): Date | undefined {
+  const match = dayPattern.exec(text);
+  if (!match || match[1] === "0000") return undefined;
+  const date = new Date(`${text}T00:00:00Z`);
+  return Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== text ? undefined : date;
+}
 
 /** Why a custom period cannot be shown; the page then shows this instead of another period's figures. */
 export interface PeriodProblem {
@@ -35,9 +46,9 @@ export interface PeriodProblem {
 }
 
 /**
- * The period the page names: a preset, or the custom days given. A preset ends at
- * the next full hour, so that its buckets are whole and a shared link shows the
- * same figures for an hour. From and to on the same day is an empty period.
+ * The period the page names: a preset, or the custom days given (the end day not
+ * included). A preset ends at the next full hour, so that its buckets are whole
+ * and a shared link shows the same figures for an hour.
  */
 export function periodOf(
   preset: string | null,
@@ -47,11 +58,13 @@ export function periodOf(
 ): Period | PeriodProblem {
   if (preset === "custom") {
     if (!since || !until) return { problem: "Choose the first day of the period and the day it ends before." };
-    const from = new Date(since);
-    const to = new Date(until);
-    if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime())) return { problem: "Those are not dates." };
-    if (from > to) return { problem: "The period must start before it ends: the first day is after the last." };
-    if (to.getTime() - from.getTime() > maxCustomYears * 366 * dayMs) {
+    const from = dayOf(since);
+    const to = dayOf(until);
+    if (!from || !to) return { problem: "Those are not days of the calendar between the years 0001 and 9999." };
+    if (from >= to) {
+      return { problem: "The period must start before it ends, and its end day is not included: choose a later one." };
+    }
+    if (to.getUTCFullYear() - from.getUTCFullYear() > maxCustomYears) {
       return { problem: `A custom period spans at most ${maxCustomYears} years.` };
     }
     return { since: from, until: to, interval: intervalFor(to.getTime() - from.getTime()) };

@@ -93,29 +93,51 @@ function figures(org: Organisation, period: Period, compare: boolean): HTMLEleme
 const readable = (time: Date) => time.toISOString().slice(0, 16).replace("T", " ");
 
 function rangeControls(period: Period | PeriodProblem, compare: boolean): HTMLElement {
+  // The days as asked for, even when they make no period, so that they can be corrected.
+  const day = (date: Date | undefined, asked: string | null) =>
+    date ? date.toISOString().slice(0, 10) : (asked ?? "");
+  const shown = "problem" in period ? undefined : period;
   const chosen = param("range") ?? "30d";
   const select = h(
     "select",
     {
       id: "range",
-      onchange: (e: Event) => navigate({ range: (e.target as HTMLSelectElement).value, page: undefined }),
+      // Custom starts from the days shown, so that the figures stay until other days are chosen.
+      onchange: (e: Event) => {
+        const range = (e.target as HTMLSelectElement).value;
+        const days =
+          range === "custom" && shown ? { since: day(shown.since, null), until: day(shown.until, null) } : {};
+        navigate({ range, ...days, page: undefined });
+      },
     },
     ...Object.entries(presets).map(([value, preset]) =>
       h("option", { value, selected: value === chosen }, `Last ${preset.label}`),
     ),
     h("option", { value: "custom", selected: chosen === "custom" }, "Custom…"),
   );
-  // The days as asked for, even when they make no period, so that they can be corrected.
-  const day = (date: Date | undefined, asked: string | null) =>
-    date ? date.toISOString().slice(0, 10) : (asked ?? "");
-  const shown = "problem" in period ? undefined : period;
   const custom = h(
     "form",
     { class: "inline", hidden: chosen !== "custom" },
     h("label", { for: "since" }, "From"),
-    h("input", { id: "since", name: "since", type: "date", value: day(shown?.since, param("since")), required: true }),
+    h("input", {
+      id: "since",
+      name: "since",
+      type: "date",
+      min: "0001-01-01",
+      max: "9999-12-31",
+      value: day(shown?.since, param("since")),
+      required: true,
+    }),
     h("label", { for: "until" }, "to (exclusive)"),
-    h("input", { id: "until", name: "until", type: "date", value: day(shown?.until, param("until")), required: true }),
+    h("input", {
+      id: "until",
+      name: "until",
+      type: "date",
+      min: "0001-01-02",
+      max: "9999-12-31",
+      value: day(shown?.until, param("until")),
+      required: true,
+    }),
     h("button", { type: "submit" }, "Show"),
   );
   custom.addEventListener("submit", (event) => {
