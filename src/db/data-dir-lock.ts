@@ -104,6 +104,13 @@ export function claimDataDir(dataDir: string): { serving(port: number): void; re
     rmSync(path, { force: true });
     throw inUse(other);
   }
+  const release = () => {
+    rmSync(inside, { force: true });
+    rmSync(beside, { force: true });
+    process.off("exit", release);
+  };
+  // A process that exits before it closes its engine (a signal while starting) leaves no claim behind.
+  process.on("exit", release);
   return {
     serving(port) {
       servingPort = port;
@@ -113,9 +120,6 @@ export function claimDataDir(dataDir: string): { serving(port: number): void; re
     ready() {
       write(inside, servingPort, "w", true);
     },
-    release() {
-      rmSync(inside, { force: true });
-      rmSync(beside, { force: true });
-    },
+    release,
   };
 }

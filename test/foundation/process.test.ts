@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
-import { rm } from "node:fs/promises";
-import { join } from "node:path";
+import { readdir, rm } from "node:fs/promises";
+import { basename, join } from "node:path";
 import { runUntilExit, serviceEnv, startService } from "../support/service-process.ts";
 import { tempDir } from "../support/temp-dirs.ts";
 
@@ -113,6 +113,12 @@ describe("start-up the operator must fix ends with one line, never a stack", () 
       expect(await proc.exited).toBe(0);
       expect(messages).not.toContain("listening");
       expect(messages.at(-1)).toBe("stopped while starting");
+      // Nor is its claim on DATA_DIR left behind (beside a new directory, inside an existing one).
+      const parent = join(dataDir, "..");
+      const claims = (await readdir(parent)).filter(
+        (name) => name.includes(basename(dataDir)) && name.endsWith(".lock.json"),
+      );
+      expect(claims).toEqual([]);
     } finally {
       proc.kill("SIGKILL");
       await rm(dataDir, { recursive: true, force: true });
