@@ -23,3 +23,6 @@ export function h<K extends keyof HTMLElementTagNameMap>(
 }
 
 export const formatCount = (n: number) => new Intl.NumberFormat("en").format(n);
+
+/** A table in a box of its own that scrolls sideways when the table is wider than the screen, never the page. */
+export const scrollBox = (table: HTMLTableElement): HTMLElement => h("div", { class: "table-box" }, table);

@@ -1,5 +1,5 @@
 import { type DataOf, identity, ok } from "../api.ts";
-import { h } from "../dom.ts";
+import { h, scrollBox } from "../dom.ts";
 import { loaded, onPress } from "../feedback.ts";
 import { navigate } from "../state.ts";
 
@@ -18,34 +18,36 @@ export function admin(): HTMLElement {
     }),
     loaded("Organisations", async () => {
       const page = await ok(identity.organizations.admin.organizations.get({ query: { limit: 100 } }));
-      return h(
-        "table",
-        {},
-        h("caption", {}, `Organisations (${page.total})`),
+      return scrollBox(
         h(
-          "thead",
+          "table",
           {},
+          h("caption", {}, `Organisations (${page.total})`),
           h(
-            "tr",
+            "thead",
             {},
-            ...["Name", "Type", "Verified domains", "Members", "Created", "Id"].map((head) =>
-              h("th", { scope: "col" }, head),
-            ),
-          ),
-        ),
-        h(
-          "tbody",
-          {},
-          ...page.items.map((org) =>
             h(
               "tr",
               {},
-              h("td", {}, org.name),
-              h("td", {}, org.org_type),
-              h("td", {}, org.verified_domains.join(", ")),
-              h("td", { class: "num" }, org.members),
-              h("td", {}, org.created_at.slice(0, 10)),
-              h("td", {}, h("code", {}, org.id)),
+              ...["Name", "Type", "Verified domains", "Members", "Created", "Id"].map((head) =>
+                h("th", { scope: "col" }, head),
+              ),
+            ),
+          ),
+          h(
+            "tbody",
+            {},
+            ...page.items.map((org) =>
+              h(
+                "tr",
+                {},
+                h("td", {}, org.name),
+                h("td", {}, org.org_type),
+                h("td", {}, org.verified_domains.join(", ")),
+                h("td", { class: "num" }, org.members),
+                h("td", {}, org.created_at.slice(0, 10)),
+                h("td", {}, h("code", {}, org.id)),
+              ),
             ),
           ),
         ),

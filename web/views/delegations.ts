@@ -1,5 +1,5 @@
 import { type DataOf, identity, ok } from "../api.ts";
-import { h } from "../dom.ts";
+import { h, scrollBox } from "../dom.ts";
 import { loaded, onPress, submitting } from "../feedback.ts";
 import { navigate, type Organisation } from "../state.ts";
 
@@ -17,12 +17,14 @@ export function delegations(org: Organisation): HTMLElement {
 }
 
 function table(caption: string, heads: string[], rows: HTMLElement[]): HTMLElement {
-  return h(
-    "table",
-    {},
-    h("caption", {}, caption),
-    h("thead", {}, h("tr", {}, ...heads.map((head) => h("th", { scope: "col" }, head)))),
-    h("tbody", {}, ...rows),
+  return scrollBox(
+    h(
+      "table",
+      {},
+      h("caption", {}, caption),
+      h("thead", {}, h("tr", {}, ...heads.map((head) => h("th", { scope: "col" }, head)))),
+      h("tbody", {}, ...rows),
+    ),
   );
 }
 

@@ -1,5 +1,5 @@
 import { identity, ok } from "../api.ts";
-import { h } from "../dom.ts";
+import { h, scrollBox } from "../dom.ts";
 import { loaded, onPress, submitting } from "../feedback.ts";
 import { navigate, type Organisation } from "../state.ts";
 
@@ -63,41 +63,43 @@ function keyList(org: Organisation): HTMLElement {
   return loaded("Keys", async () => {
     const page = await ok(identity.keys.get({ query: { org_id: org.id, limit: 100 } }));
     if (page.items.length === 0) return h("p", { class: "muted" }, "No keys yet.");
-    return h(
-      "table",
-      {},
-      h("caption", {}, `Keys (${page.total})`),
+    return scrollBox(
       h(
-        "thead",
+        "table",
         {},
+        h("caption", {}, `Keys (${page.total})`),
         h(
-          "tr",
+          "thead",
           {},
-          ...["Prefix", "Name", "Scopes", "Created", "Last used", ""].map((head) => h("th", { scope: "col" }, head)),
-        ),
-      ),
-      h(
-        "tbody",
-        {},
-        ...page.items.map((key) =>
           h(
             "tr",
             {},
-            h("td", {}, h("code", {}, key.prefix)),
-            h("td", {}, key.name ?? ""),
-            h("td", {}, key.scopes.length > 0 ? key.scopes.join(", ") : "none (a key that may do nothing)"),
-            h("td", {}, when(key.created_at)),
-            h("td", {}, when(key.last_used_at)),
+            ...["Prefix", "Name", "Scopes", "Created", "Last used", ""].map((head) => h("th", { scope: "col" }, head)),
+          ),
+        ),
+        h(
+          "tbody",
+          {},
+          ...page.items.map((key) =>
             h(
-              "td",
+              "tr",
               {},
-              key.revoked_at
-                ? `revoked ${when(key.revoked_at)}`
-                : onPress(h("button", { type: "button", class: "danger" }, "Revoke"), async () => {
-                    if (!confirm(`Revoke ${key.prefix}? Emitters using it are refused at once.`)) return;
-                    await ok(identity.keys({ id: key.id }).delete(undefined, { query: { org_id: org.id } }));
-                    navigate({});
-                  }),
+              h("td", {}, h("code", {}, key.prefix)),
+              h("td", {}, key.name ?? ""),
+              h("td", {}, key.scopes.length > 0 ? key.scopes.join(", ") : "none (a key that may do nothing)"),
+              h("td", {}, when(key.created_at)),
+              h("td", {}, when(key.last_used_at)),
+              h(
+                "td",
+                {},
+                key.revoked_at
+                  ? `revoked ${when(key.revoked_at)}`
+                  : onPress(h("button", { type: "button", class: "danger" }, "Revoke"), async () => {
+                      if (!confirm(`Revoke ${key.prefix}? Emitters using it are refused at once.`)) return;
+                      await ok(identity.keys({ id: key.id }).delete(undefined, { query: { org_id: org.id } }));
+                      navigate({});
+                    }),
+              ),
             ),
           ),
         ),

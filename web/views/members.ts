@@ -1,5 +1,5 @@
 import { type DataOf, identity, ok } from "../api.ts";
-import { h } from "../dom.ts";
+import { h, scrollBox } from "../dom.ts";
 import { errorNote, loaded, onPress, submitting } from "../feedback.ts";
 import { navigate, type Organisation } from "../state.ts";
 
@@ -33,42 +33,44 @@ export function members(org: Organisation): HTMLElement {
     {},
     loaded("Members", async () => {
       const { items } = await ok(api.members.get({ query: { org_id: org.id, limit: 100 } }));
-      return h(
-        "table",
-        {},
-        h("caption", {}, `Members (${items.length})`),
-        h("thead", {}, h("tr", {}, ...["Email", "Role", "Since", ""].map((head) => h("th", { scope: "col" }, head)))),
+      return scrollBox(
         h(
-          "tbody",
+          "table",
           {},
-          ...items.map((member) => {
-            const role = h(
-              "select",
-              { "aria-label": `Role of ${member.email}` },
-              ...roles.map((r) => h("option", { value: r, selected: r === member.role }, r)),
-            );
-            role.addEventListener("change", () =>
-              ok(api.members({ user_id: member.user_id }).patch({ role: picked(role.value) }, inOrg))
-                .then(() => navigate({}))
-                .catch((error: unknown) => role.after(errorNote(error))),
-            );
-            return h(
-              "tr",
-              {},
-              h("td", {}, member.email),
-              h("td", {}, role),
-              h("td", {}, member.created_at.slice(0, 10)),
-              h(
-                "td",
+          h("caption", {}, `Members (${items.length})`),
+          h("thead", {}, h("tr", {}, ...["Email", "Role", "Since", ""].map((head) => h("th", { scope: "col" }, head)))),
+          h(
+            "tbody",
+            {},
+            ...items.map((member) => {
+              const role = h(
+                "select",
+                { "aria-label": `Role of ${member.email}` },
+                ...roles.map((r) => h("option", { value: r, selected: r === member.role }, r)),
+              );
+              role.addEventListener("change", () =>
+                ok(api.members({ user_id: member.user_id }).patch({ role: picked(role.value) }, inOrg))
+                  .then(() => navigate({}))
+                  .catch((error: unknown) => role.after(errorNote(error))),
+              );
+              return h(
+                "tr",
                 {},
-                onPress(h("button", { type: "button", class: "danger" }, "Remove"), async () => {
-                  if (!confirm(`Remove ${member.email} from ${org.name}?`)) return;
-                  await ok(api.members({ user_id: member.user_id }).delete(undefined, inOrg));
-                  navigate({});
-                }),
-              ),
-            );
-          }),
+                h("td", {}, member.email),
+                h("td", {}, role),
+                h("td", {}, member.created_at.slice(0, 10)),
+                h(
+                  "td",
+                  {},
+                  onPress(h("button", { type: "button", class: "danger" }, "Remove"), async () => {
+                    if (!confirm(`Remove ${member.email} from ${org.name}?`)) return;
+                    await ok(api.members({ user_id: member.user_id }).delete(undefined, inOrg));
+                    navigate({});
+                  }),
+                ),
+              );
+            }),
+          ),
         ),
       );
     }),
@@ -76,27 +78,29 @@ export function members(org: Organisation): HTMLElement {
     loaded("Invitations", async () => {
       const { items } = await ok(api.invites.get(inOrg));
       if (items.length === 0) return h("p", { class: "muted" }, "No open invitations.");
-      return h(
-        "table",
-        {},
-        h("caption", {}, "Open invitations"),
+      return scrollBox(
         h(
-          "tbody",
+          "table",
           {},
-          ...items.map((invite) =>
-            h(
-              "tr",
-              {},
-              h("td", {}, invite.email),
-              h("td", {}, invite.role),
-              h("td", {}, `expires ${invite.expires_at.slice(0, 10)}`),
+          h("caption", {}, "Open invitations"),
+          h(
+            "tbody",
+            {},
+            ...items.map((invite) =>
               h(
-                "td",
+                "tr",
                 {},
-                onPress(h("button", { type: "button", class: "danger" }, "Revoke"), async () => {
-                  await ok(api.invites({ id: invite.id }).delete(undefined, inOrg));
-                  navigate({});
-                }),
+                h("td", {}, invite.email),
+                h("td", {}, invite.role),
+                h("td", {}, `expires ${invite.expires_at.slice(0, 10)}`),
+                h(
+                  "td",
+                  {},
+                  onPress(h("button", { type: "button", class: "danger" }, "Revoke"), async () => {
+                    await ok(api.invites({ id: invite.id }).delete(undefined, inOrg));
+                    navigate({});
+                  }),
+                ),
               ),
             ),
           ),

@@ -1,6 +1,6 @@
 import { ok, query, reads, type SummaryAnswer } from "../api.ts";
 import { eventsChart } from "../chart.ts";
-import { formatCount, h } from "../dom.ts";
+import { formatCount, h, scrollBox } from "../dom.ts";
 import { loaded } from "../feedback.ts";
 import { type Period, type PeriodProblem, periodOf, presets, previousOf } from "../range.ts";
 import { navigate, type Organisation, param } from "../state.ts";
@@ -271,22 +271,24 @@ function topUrls(api: Reads, org: Organisation, period: Period): HTMLElement {
       {},
       h("h2", {}, `Top URLs (${formatCount(answer.total)})`),
       searchForm,
-      h(
-        "table",
-        {},
+      scrollBox(
         h(
-          "thead",
+          "table",
           {},
           h(
-            "tr",
+            "thead",
             {},
-            h("th", { scope: "col" }, "URL"),
-            h("th", { scope: "col" }, sortButton("Events", "events")),
-            h("th", { scope: "col" }, sortButton("Sessions", "sessions")),
-            h("th", { scope: "col" }, "By type"),
+            h(
+              "tr",
+              {},
+              h("th", { scope: "col" }, "URL"),
+              h("th", { scope: "col" }, sortButton("Events", "events")),
+              h("th", { scope: "col" }, sortButton("Sessions", "sessions")),
+              h("th", { scope: "col" }, "By type"),
+            ),
           ),
+          body,
         ),
-        body,
       ),
       h(
         "nav",
@@ -322,26 +324,28 @@ const maxDomainBreakdown = 25;
 
 function breakdowns(summary: SummaryAnswer, perDomain: { domain: string; summary: SummaryAnswer }[]): HTMLElement {
   const table = (caption: string, heads: string[], rows: (string | number)[][]) =>
-    h(
-      "table",
-      {},
-      h("caption", {}, caption),
-      h("thead", {}, h("tr", {}, ...heads.map((head) => h("th", { scope: "col" }, head)))),
+    scrollBox(
       h(
-        "tbody",
+        "table",
         {},
-        rows.length === 0
-          ? h("tr", {}, h("td", { colspan: heads.length, class: "muted" }, "None in this period."))
-          : null,
-        ...rows.map((row) =>
-          h(
-            "tr",
-            {},
-            ...row.map((cell) =>
-              h(
-                "td",
-                { class: typeof cell === "number" ? "num" : "" },
-                typeof cell === "number" ? formatCount(cell) : cell,
+        h("caption", {}, caption),
+        h("thead", {}, h("tr", {}, ...heads.map((head) => h("th", { scope: "col" }, head)))),
+        h(
+          "tbody",
+          {},
+          rows.length === 0
+            ? h("tr", {}, h("td", { colspan: heads.length, class: "muted" }, "None in this period."))
+            : null,
+          ...rows.map((row) =>
+            h(
+              "tr",
+              {},
+              ...row.map((cell) =>
+                h(
+                  "td",
+                  { class: typeof cell === "number" ? "num" : "" },
+                  typeof cell === "number" ? formatCount(cell) : cell,
+                ),
               ),
             ),
           ),

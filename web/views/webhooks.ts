@@ -1,6 +1,6 @@
 import { identityEventTypes } from "../../src/modules/outbox/service.ts";
 import { type DataOf, identity, ok } from "../api.ts";
-import { h } from "../dom.ts";
+import { h, scrollBox } from "../dom.ts";
 import { loaded, onPress, submitting } from "../feedback.ts";
 import { navigate, type Organisation } from "../state.ts";
 
@@ -82,41 +82,43 @@ export function webhooks(org: Organisation): HTMLElement {
       loaded("Deliveries", async () => {
         const { items } = await ok(api({ id: endpoint.id }).deliveries.get({ query: { org_id: org.id, limit: 20 } }));
         if (items.length === 0) return h("p", { class: "muted" }, "No deliveries yet.");
-        return h(
-          "table",
-          {},
-          h("caption", {}, "Latest deliveries"),
+        return scrollBox(
           h(
-            "thead",
+            "table",
             {},
+            h("caption", {}, "Latest deliveries"),
             h(
-              "tr",
+              "thead",
               {},
-              ...["Event", "Created", "Status", "Attempts", ""].map((head) => h("th", { scope: "col" }, head)),
-            ),
-          ),
-          h(
-            "tbody",
-            {},
-            ...items.map((delivery) =>
               h(
                 "tr",
                 {},
-                h("td", {}, delivery.event_type),
-                h("td", {}, delivery.event_created_at.replace("T", " ").slice(0, 19)),
-                h("td", {}, delivery.status),
-                h("td", { class: "num" }, delivery.attempt_count),
+                ...["Event", "Created", "Status", "Attempts", ""].map((head) => h("th", { scope: "col" }, head)),
+              ),
+            ),
+            h(
+              "tbody",
+              {},
+              ...items.map((delivery) =>
                 h(
-                  "td",
+                  "tr",
                   {},
-                  onPress(h("button", { type: "button" }, "Redeliver"), async () => {
-                    await ok(
-                      api({ id: endpoint.id })
-                        .deliveries({ delivery_id: delivery.id })
-                        .redeliver.post(undefined, inOrg),
-                    );
-                    navigate({});
-                  }),
+                  h("td", {}, delivery.event_type),
+                  h("td", {}, delivery.event_created_at.replace("T", " ").slice(0, 19)),
+                  h("td", {}, delivery.status),
+                  h("td", { class: "num" }, delivery.attempt_count),
+                  h(
+                    "td",
+                    {},
+                    onPress(h("button", { type: "button" }, "Redeliver"), async () => {
+                      await ok(
+                        api({ id: endpoint.id })
+                          .deliveries({ delivery_id: delivery.id })
+                          .redeliver.post(undefined, inOrg),
+                      );
+                      navigate({});
+                    }),
+                  ),
                 ),
               ),
             ),
