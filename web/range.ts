@@ -15,7 +15,7 @@ export interface Period {
   interval: Interval;
 }
 
-const hourMs = 3_600_000;
+export const hourMs = 3_600_000;
 const dayMs = 86_400_000;
 
 /** The bucket size that keeps a custom period within a few hundred points. */

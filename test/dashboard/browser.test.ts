@@ -71,6 +71,12 @@ async function openPage(
   return { page, offSite, errors };
 }
 
+/** A new content owner (options as createTestOrg takes them) and a page signed in as one of its members. */
+async function contentOwnerPage(role: "owner" | "member", options: { verified?: boolean } = {}, width?: number) {
+  const owner = await createTestOrg(options);
+  return { owner, ...(await openPage(await memberOf(owner.id, role), width)) };
+}
+
 const textOf = (page: Page, selector: string) => page.$eval(selector, (element) => element.textContent ?? "");
 
 /** Waits until the view is drawn and none of its regions is loading (each is aria-busy while it loads). */
@@ -235,9 +241,7 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
   }, 60_000);
 
   test("an owner invites a member, changes a settings flag and creates a webhook endpoint whose secret is shown once", async () => {
-    const owner = await createTestOrg();
-    const user = await memberOf(owner.id, "owner");
-    const { page, errors } = await openPage(user);
+    const { owner, page, errors } = await contentOwnerPage("owner");
     await show(page, `/app?org=${owner.id}&view=members`);
     const invited = uniqueEmail("invited");
     await page.type("#invite-email", invited);
@@ -359,9 +363,7 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
 })()`;
 
   test("in every view of an owner, every form field has a label, every button and link says what it does, and every text has AA contrast", async () => {
-    const owner = await createTestOrg();
-    const user = await memberOf(owner.id, "owner");
-    const { page, errors } = await openPage(user);
+    const { owner, page, errors } = await contentOwnerPage("owner");
     for (const view of ["overview", "domains", "delegations", "members", "keys", "ingest", "webhooks"]) {
       await page.goto(`${origin()}/app?org=${owner.id}&view=${view}`);
       await page.waitForSelector("main h1");
@@ -515,9 +517,7 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
   }, 60_000);
 
   test("an API error is shown in words beside the form it concerns", async () => {
-    const owner = await createTestOrg();
-    const user = await memberOf(owner.id, "owner");
-    const { page } = await openPage(user);
+    const { owner, page } = await contentOwnerPage("owner");
     await page.goto(`${origin()}/app?org=${owner.id}&view=domains`);
     await page.waitForSelector("#new-domain");
     await page.type("#new-domain", "not a domain!");
@@ -535,9 +535,7 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
   }, 60_000);
 
   test("a custom period that is no period is refused in words, never shown as another period's figures", async () => {
-    const owner = await createTestOrg();
-    const user = await memberOf(owner.id, "member");
-    const { page, errors } = await openPage(user);
+    const { owner, page, errors } = await contentOwnerPage("member");
     await show(page, `/app?org=${owner.id}&range=custom&since=2026-11-20&until=2026-11-10`);
     expect(await textOf(page, "[role=alert]")).toContain("must start before it ends");
     expect(await holds(page, `document.querySelector("[data-kpi]") === null`)).toBe(true);
@@ -580,9 +578,7 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
   }, 60_000);
 
   test("an owner without a verified domain is told why it sees nothing, and every empty table says so", async () => {
-    const owner = await createTestOrg({ verified: false });
-    const user = await memberOf(owner.id, "owner");
-    const { page } = await openPage(user);
+    const { owner, page } = await contentOwnerPage("owner", { verified: false });
     await show(page, `/app?org=${owner.id}`);
     expect(await textOf(page, ".notice")).toContain("None of your domains is verified yet");
     const bodies = await page.$$eval("table:has(caption) tbody", (tbodies) => tbodies.map((t) => t.textContent));
@@ -594,9 +590,7 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
   }, 60_000);
 
   test("top URLs say why a page holds none: none in the period, none matching, or past the last page", async () => {
-    const owner = await createTestOrg();
-    const user = await memberOf(owner.id, "member");
-    const { page } = await openPage(user);
+    const { owner, page } = await contentOwnerPage("member");
     await show(page, `/app?org=${owner.id}`);
     expect(await textOf(page, "section[aria-label='Top URLs'] tbody")).toBe("No URLs in this period.");
     await show(page, `/app?org=${owner.id}&url=nowhere`);
@@ -615,9 +609,7 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
   }, 60_000);
 
   test("after a change redraws the view, the control used keeps the keyboard focus", async () => {
-    const owner = await createTestOrg();
-    const user = await memberOf(owner.id, "member");
-    const { page } = await openPage(user);
+    const { owner, page } = await contentOwnerPage("member");
     await show(page, `/app?org=${owner.id}`);
     await redrawn(page, () => page.click("#compare"));
     expect(await holds(page, `document.activeElement?.id === "compare"`)).toBe(true);
@@ -631,9 +623,7 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
   }, 60_000);
 
   test("on a phone-width screen no view scrolls sideways", async () => {
-    const owner = await createTestOrg();
-    const user = await memberOf(owner.id, "owner");
-    const { page } = await openPage(user, 375);
+    const { owner, page } = await contentOwnerPage("owner", {}, 375);
     await page.goto(`${origin()}/app?org=${owner.id}`);
     await page.waitForSelector("[data-kpi=Sessions]");
     await page.waitForSelector("td.url, .chart .muted");

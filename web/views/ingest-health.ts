@@ -2,12 +2,12 @@ import { type DataOf, identity, ok } from "../api.ts";
 import { countsChart, everyBucket } from "../chart.ts";
 import { formatCount, h } from "../dom.ts";
 import { loaded } from "../feedback.ts";
+import { hourMs } from "../range.ts";
 import type { Organisation } from "../state.ts";
 
 type Health = DataOf<typeof identity.ingestHealth.get>;
 
 const hours = 48;
-const hourMs = 3_600_000;
 
 /** For emitters: what the service accepted and refused per hour, and the latest refusals with their exact errors. */
 export function ingestHealth(org: Organisation): HTMLElement {
