@@ -518,19 +518,18 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
 
   test("an API error is shown in words beside the form it concerns", async () => {
     const { owner, page } = await contentOwnerPage("owner");
-    await page.goto(`${origin()}/app?org=${owner.id}&view=domains`);
-    await page.waitForSelector("#new-domain");
-    await page.type("#new-domain", "not a domain!");
-    await page.click("form.card button[type=submit]");
-    await page.waitForSelector("form.card .error");
-    expect(await textOf(page, "form.card .error")).toContain("domain");
+    /** What a view's form answers when `field` is filled with `text` and sent. */
+    const refusal = async (view: string, field: string, text: string) => {
+      await page.goto(`${origin()}/app?org=${owner.id}&view=${view}`);
+      await page.waitForSelector(field);
+      await page.type(field, text);
+      await page.click(`${field} ~ button[type=submit]`);
+      await page.waitForSelector("form.card .error");
+      return textOf(page, "form.card .error");
+    };
+    expect(await refusal("domains", "#new-domain", "not a domain!")).toContain("domain");
     // A field at fault is named in words, once, not by its JSON pointer.
-    await page.goto(`${origin()}/app?org=${owner.id}&view=delegations`);
-    await page.waitForSelector("#grantee");
-    await page.type("#grantee", "not-a-uuid");
-    await page.click("#grantee ~ button[type=submit]");
-    await page.waitForSelector(".error");
-    expect(await textOf(page, ".error")).toBe("grantee org id must be a UUID");
+    expect(await refusal("delegations", "#grantee", "not-a-uuid")).toBe("grantee org id must be a UUID");
     await page.close();
   }, 60_000);
 
