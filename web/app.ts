@@ -40,7 +40,7 @@ const root = document.getElementById("app") as HTMLElement;
 async function render(): Promise<void> {
   // Every change redraws the view: the control just used gets the focus back, so that
   // a keyboard or screen-reader user goes on from where they were.
-  const focused = root.contains(document.activeElement) ? document.activeElement?.id : undefined;
+  const focused = root.contains(document.activeElement) ? markOf(document.activeElement as Element) : undefined;
   stopRefocusing();
   root.setAttribute("aria-busy", "true");
   try {
@@ -66,13 +66,38 @@ root.addEventListener("pointerdown", stopRefocusing);
 root.addEventListener("keydown", stopRefocusing);
 
 /**
- * Focuses the element with this id once the view's regions have drawn it (they
- * load on their own); a control now disabled (Next on the last page) hands the
- * focus to an enabled button beside it.
+ * A focused control, found again in the redrawn view: by its id, or, for one
+ * without (a section link, a row's button), as the same kind of element with the
+ * same words, the how-manieth of its likes it was.
  */
-function refocus(id: string): void {
+interface FocusMark {
+  id: string;
+  tag: string;
+  words: string;
+  nth: number;
+}
+
+const wordsOf = (element: Element) => element.textContent?.trim() ?? "";
+
+const likesOf = (mark: Omit<FocusMark, "id" | "nth">) =>
+  [...root.querySelectorAll<HTMLElement>(mark.tag)].filter((element) => wordsOf(element) === mark.words);
+
+function markOf(element: Element): FocusMark {
+  const mark = { id: element.id, tag: element.tagName, words: wordsOf(element) };
+  return { ...mark, nth: likesOf(mark).indexOf(element as HTMLElement) };
+}
+
+const findMarked = (mark: FocusMark) =>
+  mark.id ? document.getElementById(mark.id) : (likesOf(mark)[mark.nth] ?? null);
+
+/**
+ * Focuses the marked control once the view's regions have drawn it (they load on
+ * their own); a control now disabled (Next on the last page) hands the focus to an
+ * enabled button beside it.
+ */
+function refocus(mark: FocusMark): void {
   const focus = () => {
-    const element = document.getElementById(id);
+    const element = findMarked(mark);
     if (!element) return false;
     const usable = (element as HTMLButtonElement).disabled
       ? element.parentElement?.querySelector<HTMLElement>("button:not([disabled])")
@@ -88,12 +113,19 @@ function refocus(id: string): void {
   setTimeout(() => refocusing === watch && stopRefocusing(), 10_000);
 }
 
+/** Whether the page shows the sign-in form: the browser had no session when it was drawn. */
+let signedOut = false;
+
 async function page(): Promise<Node> {
   let me: WhoAmI;
   try {
     me = await ok(identity.auth.session.get());
+    signedOut = false;
   } catch (error) {
-    if (error instanceof ApiError && error.status === 401) return signIn();
+    if (error instanceof ApiError && error.status === 401) {
+      signedOut = true;
+      return signIn();
+    }
     throw error;
   }
   const { items: orgs } = await ok(identity.organizations.organizations.get({ query: { limit: 100 } }));
@@ -182,4 +214,11 @@ function frame(
 }
 
 addEventListener("popstate", () => void render());
+
+// The emailed link signs the browser in from another tab: back in this one, the
+// dashboard shows instead of the form, which is kept while there is still no session.
+addEventListener("focus", async () => {
+  if (signedOut && (await identity.auth.session.get()).status === 200) void render();
+});
+
 void render();

@@ -58,7 +58,9 @@ export function countsChart(
       ...series.map((line, i) => ({ label: line.label, stroke: palette[i % palette.length], width: 2 })),
     ],
     scales: {
-      x: { time: true, range: [period.since.getTime() / 1000, period.until.getTime() / 1000] },
+      // From the first bucket's start, which comes before the period's own start when
+      // the period begins within a bucket (the last 24 hours, by hour or by day).
+      x: { time: true, range: [(starts[0] ?? period.since.getTime()) / 1000, period.until.getTime() / 1000] },
       y: { range: (_plot, _min, max) => [0, Math.max(1, max)] },
     },
     axes: [{}, { size: 60, incrs: countSteps }],

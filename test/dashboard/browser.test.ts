@@ -618,6 +618,55 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
       await page.keyboard.press("Enter");
     });
     await page.waitForFunction(`document.activeElement?.id === "url-search"`);
+    // A control without an id is found again by its kind and words: a section link.
+    await page.focus("nav[aria-label=Sections] a:nth-of-type(4)");
+    await redrawn(page, () => page.keyboard.press("Enter"));
+    await page.waitForFunction(`document.activeElement?.textContent === "Members"`);
+    expect(await holds(page, `document.activeElement?.getAttribute("aria-current") === "page"`)).toBe(true);
+    await page.close();
+  }, 60_000);
+
+  test("the chart starts at its first bucket, which begins before a preset period does", async () => {
+    const { owner, page } = await contentOwnerPage("member");
+    const sent = await fetch(`${origin()}/events`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": owner.key },
+      body: JSON.stringify(batch([validEvents.retrieved(owner.domain as string)])),
+    });
+    expect(sent.status).toBe(200);
+    // The last 30 days by day: the period starts within a day, its first bucket at that day's midnight.
+    await show(page, `/app?org=${owner.id}&range=30d`);
+    const firstDay = (await textOf(page, ".controls p.muted")).slice(0, 10);
+    const plot = await page.waitForSelector(".uplot .u-over");
+    const box = await plot?.boundingBox();
+    if (!box) throw new Error("the chart has no drawing area");
+    // The chart's legend names the bucket nearest the pointer: at the left edge, the first.
+    await page.mouse.move(box.x + 1, box.y + box.height / 2);
+    const shown = await textOf(page, ".u-legend tr:first-child .u-value");
+    expect(shown.startsWith(firstDay)).toBe(true);
+    await page.close();
+  }, 60_000);
+
+  test("a tab left on the sign-in form shows the dashboard once the browser is signed in elsewhere", async () => {
+    const { page } = await openPage();
+    const { hostname } = new URL(origin());
+    // The pages share one browser's cookies: this one starts with none.
+    await page.deleteCookie({ name: "svc_session", domain: hostname });
+    await show(page, "/app");
+    await page.type("#email", "kept@example.org");
+    // Back in this tab while still signed out: the form stays as it was typed.
+    await page.evaluate(`dispatchEvent(new Event("focus"))`);
+    await page.waitForNetworkIdle();
+    expect(await page.$eval("#email", (input) => (input as unknown as { value: string }).value)).toBe(
+      "kept@example.org",
+    );
+    // The link opened in another tab set the session cookie; back here, the dashboard shows.
+    const owner = await createTestOrg();
+    const user = await memberOf(owner.id, "member");
+    await page.setCookie({ name: "svc_session", value: user.session, domain: hostname, path: "/", httpOnly: true });
+    await page.evaluate(`dispatchEvent(new Event("focus"))`);
+    await page.waitForSelector("nav[aria-label=Sections]");
+    expect(await holds(page, `document.querySelector("#email") === null`)).toBe(true);
     await page.close();
   }, 60_000);
 
