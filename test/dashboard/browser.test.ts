@@ -72,7 +72,11 @@ async function openPage(
 }
 
 /** A new content owner (options as createTestOrg takes them) and a page signed in as one of its members. */
-async function contentOwnerPage(role: "owner" | "member", options: { verified?: boolean } = {}, width?: number) {
+async function contentOwnerPage(
+  role: "owner" | "member",
+  options: { verified?: boolean; domain?: string } = {},
+  width?: number,
+) {
   const owner = await createTestOrg(options);
   return { owner, ...(await openPage(await memberOf(owner.id, role), width)) };
 }
@@ -644,6 +648,16 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     await page.mouse.move(box.x + 1, box.y + box.height / 2);
     const shown = await textOf(page, ".u-legend tr:first-child .u-value");
     expect(shown.startsWith(firstDay)).toBe(true);
+    await page.close();
+  }, 60_000);
+
+  test("an internationalised domain is shown as written, its stored punycode beside it", async () => {
+    const domain = `xn--bcher-kva.${uniqueDomain()}`;
+    const { owner, page } = await contentOwnerPage("owner", { domain });
+    await show(page, `/app?org=${owner.id}&view=domains`);
+    expect(await textOf(page, `[data-domain="${domain}"] h3`)).toStartWith(
+      `${domain.replace("xn--bcher-kva", "bücher")} (${domain})`,
+    );
     await page.close();
   }, 60_000);
 

@@ -1,6 +1,7 @@
 import { type DataOf, identity, ok } from "../api.ts";
 import { h, scrollBox } from "../dom.ts";
 import { loaded, onPress, submitting } from "../feedback.ts";
+import { shownDomain } from "../hosts.ts";
 import { navigate, type Organisation } from "../state.ts";
 
 const api = identity.delegations;
@@ -99,7 +100,7 @@ function grantorView(org: Organisation): HTMLElement {
             "tr",
             {},
             h("td", {}, h("code", {}, r.grantee_org_id)),
-            h("td", {}, r.domain),
+            h("td", {}, shownDomain(r.domain)),
             h("td", {}, day(r.expires_at)),
             h("td", {}, answer(r, "approve", "Approve"), " ", answer(r, "deny", "Deny")),
           ),
@@ -165,7 +166,9 @@ function granteeView(org: Organisation): HTMLElement {
       return table(
         "Your requests",
         ["Domain", "Status", "Expires"],
-        filed.map((r) => h("tr", {}, h("td", {}, r.domain), h("td", {}, r.status), h("td", {}, day(r.expires_at)))),
+        filed.map((r) =>
+          h("tr", {}, h("td", {}, shownDomain(r.domain)), h("td", {}, r.status), h("td", {}, day(r.expires_at))),
+        ),
       );
     }),
   );

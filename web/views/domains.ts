@@ -1,6 +1,7 @@
 import { type DataOf, identity, ok } from "../api.ts";
 import { h } from "../dom.ts";
 import { loaded, onPress, submitting } from "../feedback.ts";
+import { shownDomain } from "../hosts.ts";
 import { navigate, type Organisation } from "../state.ts";
 
 type DomainRecord = DataOf<typeof identity.domains.get>["items"][number];
@@ -45,7 +46,7 @@ function domainCard(org: Organisation, domain: DomainRecord): HTMLElement {
   return h(
     "article",
     { class: "card", "data-domain": domain.domain },
-    h("h3", {}, domain.domain, " ", h("span", { class: `badge ${domain.state}` }, status)),
+    h("h3", {}, shownDomain(domain.domain), " ", h("span", { class: `badge ${domain.state}` }, status)),
     steps
       ? h(
           "div",

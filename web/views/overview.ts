@@ -2,6 +2,7 @@ import { ok, query, reads, type SummaryAnswer } from "../api.ts";
 import { eventsChart } from "../chart.ts";
 import { formatCount, h, scrollBox } from "../dom.ts";
 import { loaded } from "../feedback.ts";
+import { shownDomain } from "../hosts.ts";
 import { type Period, type PeriodProblem, periodOf, presets, previousOf } from "../range.ts";
 import { navigate, type Organisation, param } from "../state.ts";
 
@@ -368,7 +369,7 @@ function breakdowns(summary: SummaryAnswer, perDomain: { domain: string; summary
     table(
       "By domain",
       ["Domain", "Events", "Sessions"],
-      perDomain.map((d) => [d.domain, d.summary.total_events, d.summary.total_sessions]),
+      perDomain.map((d) => [shownDomain(d.domain), d.summary.total_events, d.summary.total_sessions]),
     ),
   );
 }
