@@ -201,14 +201,20 @@ export function listeningBaseUrl(host: string, port: number): string {
 }
 
 /** One OpenID Connect provider users may sign in with. */
-const OidcProviderSchema = T.Object({
-  id: T.String({ pattern: "^[a-z0-9][a-z0-9-]{0,39}$" }),
-  issuer: T.String({ pattern: "^https?://" }),
-  client_id: T.String({ minLength: 1 }),
-  /** Omitted for public clients (PKCE alone). */
-  client_secret: T.Optional(T.String({ minLength: 1 })),
-  scopes: T.Optional(T.String({ minLength: 1 })),
-});
+const OidcProviderSchema = T.Object(
+  {
+    id: T.String({ pattern: "^[a-z0-9][a-z0-9-]{0,39}$" }),
+    /** Exactly as the provider's discovery document names it (a trailing slash included, if any). */
+    issuer: T.String({ pattern: "^https?://" }),
+    client_id: T.String({ minLength: 1 }),
+    /** Omitted for public clients (PKCE alone). */
+    client_secret: T.Optional(T.String({ minLength: 1 })),
+    /** Space-separated; an ID token comes only with `openid`. */
+    scopes: T.Optional(T.String({ minLength: 1 })),
+  },
+  // A misspelt member (client_secrett) would otherwise leave the client public, unnoticed.
+  { additionalProperties: false },
+);
 export type OidcProviderConfig = Static<typeof OidcProviderSchema>;
 
 /** The OIDC_PROVIDERS setting, parsed and checked (a ConfigError names what is wrong). */
@@ -223,6 +229,14 @@ export function parseOidcProviders(text: string): OidcProviderConfig[] {
   const first = Value.Errors(schema, value).First();
   if (first) throw new ConfigError(`Invalid configuration: OIDC_PROVIDERS${first.path} ${first.message}`);
   const providers = value as OidcProviderConfig[];
+  for (const [i, provider] of providers.entries()) {
+    if (!URL.canParse(provider.issuer)) {
+      throw new ConfigError(`Invalid configuration: OIDC_PROVIDERS/${i}/issuer is not a URL`);
+    }
+    if (provider.scopes !== undefined && !provider.scopes.split(" ").includes("openid")) {
+      throw new ConfigError(`Invalid configuration: OIDC_PROVIDERS/${i}/scopes must include openid`);
+    }
+  }
   if (new Set(providers.map((p) => p.id)).size !== providers.length) {
     throw new ConfigError("Invalid configuration: OIDC_PROVIDERS has duplicate ids");
   }

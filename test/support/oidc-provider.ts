@@ -23,11 +23,15 @@ export async function startOidcProvider(client: { id: string; secret: string }) 
   const stranger = await generateKeyPair("ES256");
   const jwk = { ...(await exportJWK(signing.publicKey)), kid: "test-key", alg: "ES256", use: "sig" };
   const codes = new Map<string, PendingCode>();
+  /** Answers that replace the provider's own at a path, to play a provider that misbehaves. */
+  const replaced = new Map<string, () => Response | Promise<Response>>();
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     async fetch(request): Promise<Response> {
       const url = new URL(request.url);
+      const replacement = replaced.get(url.pathname);
+      if (replacement) return replacement();
       if (url.pathname === "/.well-known/openid-configuration") {
         return Response.json({
           issuer,
@@ -74,8 +78,8 @@ export async function startOidcProvider(client: { id: string; secret: string }) 
     const jwt = new SignJWT(claims)
       .setProtectedHeader({ alg: "ES256", kid: "test-key" })
       .setIssuer((pending.claims.iss as string) ?? issuer)
-      .setAudience((pending.claims.aud as string) ?? pending.clientId)
-      .setIssuedAt()
+      .setAudience((pending.claims.aud as string | string[]) ?? pending.clientId)
+      .setIssuedAt(pending.claims.iat as number | undefined)
       .setExpirationTime((pending.claims.exp as number) ?? "5m");
     const idToken = await jwt.sign(pending.signWithStrangerKey ? stranger.privateKey : signing.privateKey);
     return Response.json({ access_token: "at", token_type: "Bearer", id_token: idToken });
@@ -83,6 +87,11 @@ export async function startOidcProvider(client: { id: string; secret: string }) 
 
   return {
     issuer,
+    /** From now on `path` (/.well-known/openid-configuration, /jwks, /token) answers with `respond`; undefined restores it. */
+    replaceAnswer(path: string, respond: (() => Response | Promise<Response>) | undefined): void {
+      if (respond) replaced.set(path, respond);
+      else replaced.delete(path);
+    },
     /** The user consents at `authorizationUrl`; answers the app's callback path with code and state. */
     approve(
       authorizationUrl: string,

@@ -5,12 +5,18 @@ import { ProblemError } from "../../core/problem.ts";
 import { prefersHtml } from "../../http/accept.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent, redirectTo } from "../../http/bodiless-answers.ts";
-import { clearedSessionCookie, sessionCookie } from "../../http/credentials.ts";
+import {
+  clearedSessionCookie,
+  cookieValue,
+  oidcBrowserCookie,
+  oidcBrowserCookieName,
+  sessionCookie,
+} from "../../http/credentials.ts";
 import { consumeMagicLink, sendMagicLink } from "./magic-link.ts";
 import { MagicLinkRequest, MagicLinkVerify, OidcCallbackQuery, OidcProviderParams, SignedIn, WhoAmI } from "./model.ts";
-import { OidcSignIn } from "./oidc.ts";
+import { loginLifetimeMinutes, OidcSignIn } from "./oidc.ts";
 import { type IssuedSession, revokeSession } from "./sessions.ts";
-import { signedInPage, signInFailedPage } from "./sign-in-page.ts";
+import { type SignInWay, signedInPage, signInFailedPage } from "./sign-in-page.ts";
 import type { User } from "./users.ts";
 
 /** The response of every successful sign-in: the session in the body and as an HttpOnly cookie. */
@@ -34,6 +40,28 @@ function signedIn(
 
 type SignedInAnswer = ReturnType<typeof signedIn>;
 
+/** A small HTML page as the answer; Elysia sends a Response as it is, past the route's JSON schema. */
+const htmlAnswer = (set: { headers: Record<string, unknown> }, body: string, status: number) =>
+  new Response(body, {
+    status,
+    headers: { ...(set.headers as Record<string, string>), "content-type": "text/html; charset=utf-8" },
+  });
+
+/** Runs `action` for a person in a browser: a refusal comes as a page saying how to try again, not a problem document. */
+async function refusedAsPage<A>(
+  set: { headers: Record<string, unknown> },
+  way: SignInWay,
+  action: () => Promise<A>,
+): Promise<A | Response> {
+  try {
+    return await action();
+  } catch (error) {
+    if (error instanceof ProblemError)
+      return htmlAnswer(set, signInFailedPage(error.detail ?? error.title, way), error.status);
+    throw error;
+  }
+}
+
 /**
  * A sign-in answered for whoever asks: JSON for API clients, a small page for a
  * person in a browser (Accept preferring text/html), with the same session cookie.
@@ -41,22 +69,16 @@ type SignedInAnswer = ReturnType<typeof signedIn>;
 async function answeredFor(
   accept: string | undefined,
   set: { headers: Record<string, unknown> },
+  way: SignInWay,
   signIn: () => Promise<SignedInAnswer>,
 ): Promise<SignedInAnswer> {
   if (!prefersHtml(accept)) return signIn();
-  // Elysia sends a Response as it is, past the JSON schema, which the types cannot express.
-  const html = (body: string, status: number) =>
-    new Response(body, {
-      status,
-      headers: { ...(set.headers as Record<string, string>), "content-type": "text/html; charset=utf-8" },
-    }) as unknown as SignedInAnswer;
-  try {
+  const answer = await refusedAsPage(set, way, async () => {
     const { user, expires_at } = await signIn();
-    return html(signedInPage(user.email, new Date(expires_at).toISOString()), 200);
-  } catch (error) {
-    if (error instanceof ProblemError) return html(signInFailedPage(error.detail ?? error.title), error.status);
-    throw error;
-  }
+    return htmlAnswer(set, signedInPage(user.email, new Date(expires_at).toISOString()), 200);
+  });
+  // The types cannot say that a Response passes the JSON schema by.
+  return answer as unknown as SignedInAnswer;
 }
 
 export const authModule = (ctx: AppContext) => {
@@ -86,7 +108,7 @@ export const authModule = (ctx: AppContext) => {
     )
     .get(
       "/magic-link/verify",
-      ({ query, set, headers }) => answeredFor(headers.accept, set, () => spendMagicLink(query.token, set)),
+      ({ query, set, headers }) => answeredFor(headers.accept, set, "link", () => spendMagicLink(query.token, set)),
       {
         public: "by_address",
         query: MagicLinkVerify,
@@ -140,16 +162,31 @@ export const authModule = (ctx: AppContext) => {
     )
     .get(
       "/oidc/:provider/start",
-      async ({ params, set }) => {
-        set.status = 302;
-        set.headers.location = await oidc.start(ctx.sql, params.provider);
-        set.headers["cache-control"] = "no-store";
+      async ({ params, set, headers }) => {
+        const redirect = async () => {
+          const started = await oidc.start(
+            ctx.sql,
+            params.provider,
+            cookieValue(headers.cookie, oidcBrowserCookieName),
+          );
+          set.status = 302;
+          set.headers.location = started.location;
+          set.headers["set-cookie"] = oidcBrowserCookie(
+            started.browser,
+            loginLifetimeMinutes * 60,
+            ctx.config.SESSION_COOKIE_SECURE,
+          );
+          set.headers["cache-control"] = "no-store";
+        };
+        return prefersHtml(headers.accept) ? refusedAsPage(set, "provider", redirect) : redirect();
       },
       {
         public: "by_address",
         params: OidcProviderParams,
         detail: {
           summary: "Start OAuth sign-in: redirects to the provider (authorization code + PKCE, state, nonce)",
+          description:
+            "Sets the cookie svc_oidc_browser (HttpOnly, SameSite=Lax, path /api/v1/identity/auth/oidc/, 10 minutes; kept when the browser already holds one): the callback signs in only the browser that started the sign-in. A browser (Accept preferring text/html) gets a refusal (an unreachable provider: 503 oidc_provider_unavailable) as a small HTML page.",
           responses: redirectTo("to the provider's authorization endpoint"),
         },
       },
@@ -174,8 +211,12 @@ export const authModule = (ctx: AppContext) => {
     .get(
       "/oidc/:provider/callback",
       ({ params, query, set, headers }) =>
-        answeredFor(headers.accept, set, async () =>
-          signedIn(ctx, set, await oidc.finish(ctx.sql, params.provider, query)),
+        answeredFor(headers.accept, set, "provider", async () =>
+          signedIn(
+            ctx,
+            set,
+            await oidc.finish(ctx.sql, params.provider, query, cookieValue(headers.cookie, oidcBrowserCookieName)),
+          ),
         ),
       {
         public: "by_address",
@@ -186,7 +227,7 @@ export const authModule = (ctx: AppContext) => {
           summary:
             "The provider's redirect back: verifies the ID token against the provider's JWKS and starts a session",
           description:
-            "A browser (Accept preferring text/html) gets a small HTML page (text/html) saying what happened, with the session cookie set; API clients get the JSON below.",
+            "Needs the svc_oidc_browser cookie that the start set in the same browser (401 without it, or with another browser's). The state is spent on first use. 503 oidc_provider_unavailable when the provider's token endpoint or signing keys cannot be reached or read. A browser (Accept preferring text/html) gets a small HTML page (text/html) saying what happened, with the session cookie set; API clients get the JSON below.",
         },
       },
     );

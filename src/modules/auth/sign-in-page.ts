@@ -34,10 +34,21 @@ export function signedInPage(email: string, expiresAt: string): string {
   );
 }
 
-export function signInFailedPage(detail: string): string {
-  return page(
-    "This sign-in link cannot be used",
-    `<p>${escapeHtml(detail)}.</p>
-<p>Each link works once, for a limited time. <a href="/app">Ask for a new one</a> on the sign-in page (or, from a client, <code>POST /api/v1/identity/auth/magic-link</code> with your e-mail address).</p>`,
-  );
+/** How a sign-in that failed is tried again: a new link, or a new start at the provider. */
+const tryAgain = {
+  link: {
+    title: "This sign-in link cannot be used",
+    advice: `<p>Each link works once, for a limited time. <a href="/app">Ask for a new one</a> on the sign-in page (or, from a client, <code>POST /api/v1/identity/auth/magic-link</code> with your e-mail address).</p>`,
+  },
+  provider: {
+    title: "This sign-in did not complete",
+    advice: `<p><a href="/app">Start again</a> from the sign-in page, in this browser. If it keeps failing, the sign-in provider may be unavailable: try later, or ask for a sign-in link by e-mail there.</p>`,
+  },
+};
+
+export type SignInWay = keyof typeof tryAgain;
+
+export function signInFailedPage(detail: string, way: SignInWay): string {
+  const { title, advice } = tryAgain[way];
+  return page(title, `<p>${escapeHtml(detail)}.</p>\n${advice}`);
 }
