@@ -161,6 +161,16 @@ describe("OAuth / OpenID Connect sign-in", () => {
     expect(res.status).toBe(200);
   });
 
+  test("a public client (no secret) signs in with PKCE alone", async () => {
+    const publicProvider = await startOidcProvider({ id: "public-app" });
+    const { app: publicApp } = await buildIdentityApp({
+      OIDC_PROVIDERS: JSON.stringify([{ id: "local", issuer: publicProvider.issuer, client_id: "public-app" }]),
+    });
+    const browser = aBrowser(() => publicApp);
+    const res = await browser.get(publicProvider.approve(await browser.start(), { claims: { email: uniqueEmail() } }));
+    expect(res.status).toBe(200);
+  });
+
   test("later sign-ins follow the provider's account (its subject), not the e-mail it now sends", async () => {
     const sub = crypto.randomUUID();
     const email = uniqueEmail("first");

@@ -18,7 +18,7 @@ interface PendingCode {
  * that signs ID tokens with a key made here. `approve` plays the user at the
  * authorization endpoint and answers the redirect back to the app.
  */
-export async function startOidcProvider(client: { id: string; secret: string }) {
+export async function startOidcProvider(client: { id: string; secret?: string }) {
   const signing = await generateKeyPair("ES256");
   const stranger = await generateKeyPair("ES256");
   const jwk = { ...(await exportJWK(signing.publicKey)), kid: "test-key", alg: "ES256", use: "sig" };
@@ -50,9 +50,13 @@ export async function startOidcProvider(client: { id: string; secret: string }) 
 
   async function token(request: Request): Promise<Response> {
     const form = new URLSearchParams(await request.text());
-    const expectedAuth = `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString("base64")}`;
-    if (request.headers.get("authorization") !== expectedAuth)
-      return Response.json({ error: "invalid_client" }, { status: 401 });
+    // A confidential client authenticates with HTTP Basic; a public one names itself in the form only.
+    const authenticated =
+      client.secret === undefined
+        ? request.headers.get("authorization") === null && form.get("client_id") === client.id
+        : request.headers.get("authorization") ===
+          `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString("base64")}`;
+    if (!authenticated) return Response.json({ error: "invalid_client" }, { status: 401 });
     const pending = codes.get(form.get("code") ?? "");
     codes.delete(form.get("code") ?? "");
     const verifier = form.get("code_verifier") ?? "";
