@@ -91,14 +91,10 @@ try {
   ).key;
   const seeded = await callApp(overHttp(everything.base), "POST", "/events", {
     key: reader,
-    body: batch(
-      Array.from({ length: 10 }, () => validEvents.retrieved("reader.example.net", { source_role: "agent" })),
-    ),
+    body: batch(Array.from({ length: 10 }, () => validEvents.retrieved("reader.example.net"))),
   });
   if (seeded.status !== 200) throw new Error(`seeding the reader failed: ${seeded.status}`);
-  const body = JSON.stringify(
-    batch(Array.from({ length: 100 }, () => validEvents.retrieved("scaling.example.net", { source_role: "agent" }))),
-  );
+  const body = JSON.stringify(batch(Array.from({ length: 100 }, () => validEvents.retrieved("scaling.example.net"))));
   // Every request carries new event ids: the body is rebuilt cheaply from one template.
   const freshBody = () => body.replace(/"id":"[0-9a-f-]{36}"/g, () => `"id":"${crypto.randomUUID()}"`);
 

@@ -42,7 +42,7 @@ test.skipIf(!privateServerAvailable)(
     let sent = 0;
     /** Ingests one event; resolves with the time just after it was acknowledged. */
     const ingestOne = async () => {
-      const events = [validEvents.retrieved("replica.example.net", { source_role: "agent" })];
+      const events = [validEvents.retrieved("replica.example.net")];
       const res = await callApp(http, "POST", "/events", { key, body: batch(events) });
       expect(res.status).toBe(200);
       sent++;

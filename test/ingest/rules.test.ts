@@ -156,20 +156,23 @@ describe("v1 structural rules", () => {
     );
   });
 
-  // The standard exempts retrieval-only documents whatever the role (5.7.5, 7.1); any other type needs one.
-  test("an event needs session_id or ctx_token, except content_retrieved", async () => {
+  // Interface rule 3 and the standard's notes: retrieval-level observers (origin, edge, index)
+  // correlate by content_telemetry_id; an agent's retrieval, like any other event, needs a session.
+  test("an event needs session_id or ctx_token, except content_retrieved from an origin, edge or index", async () => {
     const agent = await createTestOrg({ type: "agent" });
     const post = (event: Record<string, unknown>) => call("POST", "/events", { key: agent.key, body: batch([event]) });
     const correlation = crypto.randomUUID();
-    for (const role of ["origin", "edge", "index", "agent"]) {
+    for (const role of ["origin", "edge", "index"]) {
       const res = await post(validEvents.retrieved(domain, { source_role: role, content_telemetry_id: correlation }));
       expect(res.status).toBe(200);
     }
-    const cited = await post(validEvents.cited(domain));
-    expect(cited.status).toBe(400);
-    expect(cited.body.errors[0].path).toBe("/events/0/session_id");
+    for (const event of [validEvents.retrieved(domain, { source_role: "agent" }), validEvents.cited(domain)]) {
+      const refused = await post(event);
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors[0].path).toBe("/events/0/session_id");
+    }
     const stored = await storedEvents(agent.id);
-    expect(stored.map((e) => e.content_telemetry_id)).toEqual(Array(4).fill(correlation));
+    expect(stored.map((e) => e.content_telemetry_id)).toEqual(Array(3).fill(correlation));
     expect(stored.every((e) => e.session_id === null)).toBe(true);
   });
 

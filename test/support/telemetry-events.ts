@@ -12,11 +12,12 @@ const url = (domain: string, path = "/article") => `https://${domain}${path}`;
  * Override any field; pass `undefined` to drop one.
  */
 export const validEvents = {
+  /** A retrieval seen at the edge, which may be reported without a session (an agent's retrieval carries one). */
   retrieved: (domain: string, extra: Record<string, unknown> = {}) => ({
     id: crypto.randomUUID(),
     type: "content_retrieved",
     timestamp: ago(),
-    source_role: "agent",
+    source_role: "edge",
     content_url: url(domain),
     data: { user_agent: "TestBot/1.0" },
     ...extra,

@@ -206,8 +206,11 @@ export function checkEvent(raw: EventInput, index: number, path: string, scope: 
           : "content_engaged needs presentation_id unless it carries a ctx_token",
       );
     }
-    if (sessionId === null && ctxToken === null && type !== "content_retrieved") {
-      fail("session_id", "the event needs session_id or ctx_token (only content_retrieved may omit both)");
+    if (sessionId === null && ctxToken === null && !(type === "content_retrieved" && sourceRole !== "agent")) {
+      fail(
+        "session_id",
+        "the event needs session_id or ctx_token (only content_retrieved reported by an origin, edge or index may omit both)",
+      );
     }
     if (type === "content_grounded") checkGrounding(data, fail);
     const dataBytes = Buffer.byteLength(JSON.stringify(data));

@@ -103,7 +103,13 @@ const eventFields = {
   content_url: t.Optional(nullable(HttpUrl)),
   content_id: t.Optional(nullable(Identifier)),
   content_telemetry_id: t.Optional(nullable(Uuid)),
-  session_id: t.Optional(Uuid),
+  session_id: t.Optional(
+    t.String({
+      format: "uuid",
+      description:
+        "the session's id; this or ctx_token on every event but content_retrieved from an origin, edge or index",
+    }),
+  ),
   ctx_token: t.Optional(ClickToken),
   turn_id: t.Optional(nullable(Identifier)),
   output_id: t.Optional(OutputId),
