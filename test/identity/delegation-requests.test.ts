@@ -374,6 +374,8 @@ describe("POST /delegation-requests/bulk", () => {
       { domain: nobody },
       // Item 7 was refused for its own scopes: the same domain without them is filed on its own.
       { domain: d.domain },
+      // Refused for its scopes, as it would be alone, before meeting item 0's request.
+      { domain: a.domain, scopes: ["telemetry:write"] },
     ];
     const res = await callIdentity("POST", `${path}/bulk`, { key: platform.writer, body: items });
     expect(res.status).toBe(200);
@@ -400,8 +402,9 @@ describe("POST /delegation-requests/bulk", () => {
       [11, "created", undefined],
       [12, "not_found", "verified_domain_not_found"],
       [13, "created", undefined],
+      [14, "error", "validation_failed"],
     ]);
-    expect(res.body.summary).toEqual({ created: 3, not_found: 2, conflict: 4, error: 5 });
+    expect(res.body.summary).toEqual({ created: 3, not_found: 2, conflict: 4, error: 6 });
     expect(res.body.items[5].reason).toContain("item 0");
     expect(res.body.items[7].reason).toContain("identity:write cannot be delegated");
     expect(res.body.items[8].reason).toBe("/domain is required: a string");

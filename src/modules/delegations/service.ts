@@ -377,6 +377,8 @@ export async function fileDelegationRequests(
     }
     const body = item as { domain: string; scopes?: string[] };
     try {
+      // Checked in the order the request alone would be: its scopes come before its domain.
+      delegationScopes(body.scopes);
       const canonical = await withDomainInput("/domain", async () => normalizeDomain(body.domain));
       const earlier = createdBy.get(canonical);
       if (earlier !== undefined) {
