@@ -55,6 +55,9 @@ const formatTexts: Record<string, string> = {
   "date-time": "an ISO 8601 date-time with Z or an offset",
   // src/http/text.ts: free text stored as sent.
   "storable-text": "text without NUL characters or unpaired UTF-16 surrogates",
+  // Elysia's numeric query parameters, as they arrive: text.
+  integer: "an integer",
+  numeric: "a number",
 };
 
 /** An array longer than its schema allows; also said before validation (array-bounds.ts). */
@@ -67,7 +70,7 @@ export function allowedText(schema: TSchema): string {
   if (typeof schema.errorMessage === "string") return schema.errorMessage;
   switch (schema.type) {
     case "string":
-      return schema.format === "uuid" ? (formatTexts.uuid as string) : "a string";
+      return formatTexts[schema.format as string] ?? "a string";
     case "integer":
       return "an integer";
     case "number":
@@ -92,6 +95,8 @@ function orList(items: string[]): string {
 
 function describeError(error: ValueError): string {
   const { schema } = error;
+  // A member not sent fails its own schema first ("Expected string"): it is missing, not mistyped.
+  if (error.value === undefined && error.path !== "") return `is required: ${allowedText(schema)}`;
   switch (error.type) {
     case ValueErrorType.ObjectRequiredProperty:
       return `is required: ${allowedText(schema)}`;
@@ -118,6 +123,10 @@ function describeError(error: ValueError): string {
       return tooManyItems(schema.maxItems);
     case ValueErrorType.ObjectAdditionalProperties:
       return "is not a field this object takes";
+    case ValueErrorType.ObjectMinProperties:
+      return schema.minProperties === 1
+        ? "must name at least one field"
+        : `must name at least ${schema.minProperties} fields`;
     default:
       return `must be ${allowedText(schema)}`;
   }

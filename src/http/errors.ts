@@ -24,10 +24,16 @@ function queryParameterPath(error: ValidationError, searchParams: URLSearchParam
   return holders.length === 1 ? `/${holders[0]}` : undefined;
 }
 
+/** Where Elysia's validation failed, in an API user's words. */
+const placeNames: Record<string, string> = { params: "path", query: "query", headers: "header" };
+
 function fromValidation(error: ValidationError, searchParams: URLSearchParams): ProblemError {
   const queryPath = error.type === "property" ? queryParameterPath(error, searchParams) : undefined;
   const errors = queryPath ? fieldErrors(error).map((e) => ({ ...e, path: queryPath })) : fieldErrors(error);
-  const where = error.type === "body" ? "request body is" : `${queryPath ? "query" : error.type} parameters are`;
+  const where =
+    error.type === "body"
+      ? "request body is"
+      : `${queryPath ? "query" : (placeNames[error.type] ?? error.type)} parameters are`;
   return invalid(`the ${where} invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
 }
 

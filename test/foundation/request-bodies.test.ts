@@ -170,3 +170,40 @@ describe("a string of the wrong form is refused saying which form", () => {
     }
   });
 });
+
+describe("a refusal says what is wrong in words, wherever the value was", () => {
+  test("a missing member is required, an empty change names no field, a query number is an integer, a path part is in the path", async () => {
+    const { app } = await testRuntime();
+    const org = await createTestOrg();
+    const key = await org.keyWith(["identity:read", "identity:write", "telemetry:read"]);
+    const refusal = async (method: string, path: string, body?: unknown) => {
+      const res = await callApp(app, method, path, { key, body });
+      return [res.status, res.body.detail, res.body.errors];
+    };
+    expect(await refusal("POST", "/api/v1/identity/webhooks", { event_types: ["ping"] })).toEqual([
+      400,
+      "the request body is invalid: /url",
+      [{ path: "/url", message: "is required: a string" }],
+    ]);
+    expect(await refusal("POST", "/api/v1/identity/delegations", {})).toEqual([
+      400,
+      "the request body is invalid: /grantee_org_id",
+      [{ path: "/grantee_org_id", message: "is required: a UUID" }],
+    ]);
+    expect(await refusal("PATCH", "/api/v1/identity/settings", {})).toEqual([
+      400,
+      "the request body is invalid: /",
+      [{ path: "/", message: "must name at least one field" }],
+    ]);
+    expect(await refusal("GET", "/content-owners/events?limit=abc")).toEqual([
+      400,
+      "the query parameters are invalid: /limit",
+      [{ path: "/limit", message: "must be an integer" }],
+    ]);
+    expect(await refusal("GET", "/api/v1/identity/webhooks/not-a-uuid")).toEqual([
+      400,
+      "the path parameters are invalid: /id",
+      [{ path: "/id", message: "must be a UUID" }],
+    ]);
+  });
+});
