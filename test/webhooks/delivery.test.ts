@@ -263,7 +263,7 @@ describe("delivery", () => {
     expect(res.body.code).toBe("delivery_in_flight");
   });
 
-  test("during a secret rotation's overlap both signatures are sent; after it, only the new one", async () => {
+  test("during a secret rotation's overlap the old secret's signature travels beside the new one's; after it, only the new one", async () => {
     const hooks = receiver();
     const org = await createTestOrg();
     const endpoint = await createEndpoint(org, hooks.url("/rotating"), ["invite.claimed"]);
@@ -275,8 +275,12 @@ describe("delivery", () => {
     await sweeper.sweep();
     const during = hooks.received[0];
     const ts = during?.headers["x-svc-timestamp"] ?? "";
+    // X-Svc-Signature stays the one hex signature the interface names, the current secret's.
     expect(during?.headers["x-svc-signature"]).toBe(
-      `${await expectedSignature(rotated.body.secret, ts, during?.body ?? "")} ${await expectedSignature(endpoint.secret, ts, during?.body ?? "")}`,
+      await expectedSignature(rotated.body.secret, ts, during?.body ?? ""),
+    );
+    expect(during?.headers["x-svc-signature-previous"]).toBe(
+      await expectedSignature(endpoint.secret, ts, during?.body ?? ""),
     );
     await callIdentity("POST", `${path}/${endpoint.id}/ping`, { app, key: endpoint.key });
     clock.set(new Date(expires + 1000));
@@ -286,6 +290,7 @@ describe("delivery", () => {
     expect(after?.headers["x-svc-signature"]).toBe(
       await expectedSignature(rotated.body.secret, ts2, after?.body ?? ""),
     );
+    expect(after?.headers["x-svc-signature-previous"]).toBeUndefined();
   });
 
   test("an endpoint whose every attempt has failed for 5 days is disabled, visibly, and its backlog dropped", async () => {

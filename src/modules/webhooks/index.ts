@@ -144,7 +144,7 @@ export const webhooksModule = (ctx: AppContext) =>
         detail: {
           summary: "Rotate the signing secret; the new one is in this response only",
           description:
-            "The previous secret keeps signing beside the new one until previous_secret_expires_at (WEBHOOK_SECRET_OVERLAP_HOURS, 24 by default): X-Svc-Signature then carries both signatures, space-separated.",
+            "The previous secret keeps signing beside the new one until previous_secret_expires_at (WEBHOOK_SECRET_OVERLAP_HOURS, 24 by default): X-Svc-Signature carries the new secret's signature and X-Svc-Signature-Previous the old one's.",
         },
       },
     )

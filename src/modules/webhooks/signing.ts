@@ -35,22 +35,29 @@ export function signPayload(secret: string, timestamp: number, body: string): st
 }
 
 /**
- * The headers of one attempt. `secrets` is the current secret, then, during a
- * rotation's overlap, the previous one: X-Svc-Signature then carries one
- * signature per secret separated by a space (as Standard Webhooks does), so a
- * receiver still holding the old secret keeps verifying.
+ * The headers of one attempt. `previousSecret` is the rotated-out secret during a
+ * rotation's overlap. X-Svc-Signature is always the one hex
+ * signature the interface specifies, the current secret's, so a receiver that
+ * compares it exactly verifies once it holds the new secret; the previous
+ * secret's signature travels in X-Svc-Signature-Previous for a receiver that
+ * has not switched yet.
  */
 export function deliveryHeaders(input: {
   deliveryId: string;
   eventType: string;
   timestamp: number;
   body: string;
-  secrets: readonly string[];
+  secret: string;
+  previousSecret?: string;
 }): Record<string, string> {
+  const { secret, previousSecret } = input;
   return {
     "content-type": "application/json",
     "user-agent": "content-telemetry-webhooks/1",
-    "x-svc-signature": input.secrets.map((secret) => signPayload(secret, input.timestamp, input.body)).join(" "),
+    "x-svc-signature": signPayload(secret, input.timestamp, input.body),
+    ...(previousSecret === undefined
+      ? {}
+      : { "x-svc-signature-previous": signPayload(previousSecret, input.timestamp, input.body) }),
     "x-svc-timestamp": String(input.timestamp),
     "x-svc-event-type": input.eventType,
     "x-svc-delivery-id": input.deliveryId,

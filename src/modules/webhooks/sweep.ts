@@ -156,10 +156,6 @@ export class WebhookSweeper {
       const attemptedAt = clock();
       let outcome: AttemptOutcome;
       try {
-        const keys = [secrets.open(delivery.secret_ciphertext, delivery.endpoint_id)];
-        if (delivery.previous_secret_ciphertext) {
-          keys.push(secrets.open(delivery.previous_secret_ciphertext, delivery.endpoint_id));
-        }
         const body = envelopeBody({
           id: delivery.event_id,
           type: delivery.event_type,
@@ -171,7 +167,10 @@ export class WebhookSweeper {
           eventType: delivery.event_type,
           timestamp: Math.floor(attemptedAt.getTime() / 1000),
           body,
-          secrets: keys,
+          secret: secrets.open(delivery.secret_ciphertext, delivery.endpoint_id),
+          previousSecret: delivery.previous_secret_ciphertext
+            ? secrets.open(delivery.previous_secret_ciphertext, delivery.endpoint_id)
+            : undefined,
         });
         outcome = await sender.send({ url: delivery.url, headers, body });
       } catch (error) {
