@@ -163,10 +163,12 @@ export function tidySchemas(node: unknown): unknown {
 }
 
 /**
- * The interface's two base addresses: `{base_url}` for reads and the control
- * plane, `{ingest_url}` for event and session ingest (the Ingest operations say
- * so themselves). Read when the document is served: PUBLIC_BASE_URL follows the
- * listening port, which is known only once the service listens.
+ * The interface's two base addresses: `{base_url}`, the document's own, for reads,
+ * click tokens and the control plane, and `{ingest_url}` for event and session
+ * ingest, which the Ingest operations name themselves (OpenAPI gives an
+ * operation without servers of its own the document's). Read when the document
+ * is served: PUBLIC_BASE_URL follows the listening port, which is known only
+ * once the service listens.
  */
 export function addServers(
   document: OpenApiDocument,
@@ -177,7 +179,7 @@ export function addServers(
     url: urls.PUBLIC_INGEST_URL ?? urls.PUBLIC_BASE_URL,
     description: "{ingest_url}: event and session ingest",
   };
-  document.servers = [base, ingest];
+  document.servers = [base];
   for (const operations of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(operations)) {
       if (operation.tags?.includes("Ingest")) operation.servers = [ingest];

@@ -49,6 +49,8 @@ test("an ingest instance serves ingest and health, and answers 404 for reads, th
     ["GET", `/agent/summary?${year()}`],
     ["GET", "/api/v1/identity/keys"],
     ["POST", "/click-tokens"],
+    ["GET", `/ctx/ctx_${"a".repeat(43)}`],
+    ["GET", "/resolve?domain=example.com"],
     ["GET", "/openapi/json"],
   ] as const) {
     const res = await callApp(app, method, path, { key: agent.key, body: method === "POST" ? {} : undefined });
@@ -69,20 +71,26 @@ test("an api instance serves reads and the control plane, and answers 404 for in
   expect((await callApp(jobs, "POST", "/events", { key: agent.key, body: batch([]) })).status).toBe(404);
 });
 
-test("the API docs show both base addresses, and the ingest operations are served at {ingest_url}", async () => {
+test("the API docs serve every operation at {base_url} but the ingest ones, at {ingest_url}", async () => {
   const app = await instanceServing("all", {
     PUBLIC_BASE_URL: "https://api.example.com",
     PUBLIC_INGEST_URL: "https://ingest.example.com",
   });
   const doc = (await callApp(app, "GET", "/openapi/json")).body;
-  expect(doc.servers.map((server: { url: string }) => server.url)).toEqual([
-    "https://api.example.com",
-    "https://ingest.example.com",
-  ]);
-  expect(doc.paths["/events"].post.servers).toEqual([
-    { url: "https://ingest.example.com", description: "{ingest_url}: event and session ingest" },
-  ]);
-  expect(doc.paths["/content-owners/summary"].get.servers).toBeUndefined();
+  expect(doc.servers.map((server: { url: string }) => server.url)).toEqual(["https://api.example.com"]);
+  const ingest = [{ url: "https://ingest.example.com", description: "{ingest_url}: event and session ingest" }];
+  for (const path of ["/events", "/sessions/start", "/sessions/end", "/sessions/bulk"]) {
+    expect({ path, servers: doc.paths[path].post.servers }).toEqual({ path, servers: ingest });
+  }
+  // Click tokens and domain resolution are served with the reads, by an api instance.
+  for (const [path, method] of [
+    ["/content-owners/summary", "get"],
+    ["/click-tokens", "post"],
+    ["/ctx/{token}", "get"],
+    ["/resolve", "get"],
+  ] as const) {
+    expect({ path, servers: doc.paths[path][method].servers }).toEqual({ path, servers: undefined });
+  }
 });
 
 test("a service started with an unknown role stops with one line naming it", async () => {
