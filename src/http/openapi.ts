@@ -125,6 +125,34 @@ export function fillJsonRequestBodies(document: OpenApiDocument, routes: readonl
 
 type SchemaNode = Record<string, unknown>;
 
+/**
+ * A request body's schema as the service applies it: members it does not know are
+ * ignored (Elysia drops them before the handler), not refused, so the document
+ * must not say `additionalProperties: false` of a request. A copy: the route's
+ * own schema validates requests.
+ */
+function ignoringUnknownMembers(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(ignoringUnknownMembers);
+  if (!isNode(node)) return node;
+  const copy: SchemaNode = {};
+  for (const [name, value] of Object.entries(node)) {
+    if (name === "additionalProperties" && value === false) continue;
+    copy[name] = valueMembers.has(name) ? value : ignoringUnknownMembers(value);
+  }
+  return copy;
+}
+
+export function requestBodiesIgnoreUnknownMembers(document: OpenApiDocument): void {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const media of Object.values(operation.requestBody?.content ?? {})) {
+        const withSchema = media as { schema?: unknown };
+        if (withSchema.schema !== undefined) withSchema.schema = ignoringUnknownMembers(withSchema.schema);
+      }
+    }
+  }
+}
+
 /** Members that hold values, not schemas: left as they are. */
 const valueMembers = new Set(["example", "examples", "default", "const", "enum"]);
 
@@ -198,6 +226,7 @@ export const openapiPlugin = (
       if (path === specPath && response && typeof response === "object") {
         const document = response as OpenApiDocument;
         fillJsonRequestBodies(document, routes());
+        requestBodiesIgnoreUnknownMembers(document);
         addProblemResponses(document);
         addServers(document, urls);
         document.paths = tidySchemas(document.paths) as OpenApiDocument["paths"];

@@ -133,6 +133,25 @@ test("the schemas say what travels: integers, date-times, and null where an enum
   expect(doc.body.components.schemas.Problem.properties.status).toEqual({ type: "integer" });
 });
 
+test("request bodies are documented as the service takes them: unknown members ignored, not refused", async () => {
+  const doc = await call("GET", "/openapi/json");
+  const refusing: string[] = [];
+  const walk = (node: unknown, at: string): void => {
+    if (typeof node !== "object" || node === null) return;
+    if ((node as Record<string, unknown>).additionalProperties === false) refusing.push(at);
+    for (const [key, value] of Object.entries(node)) walk(value, `${at}/${key}`);
+  };
+  for (const [path, operations] of Object.entries(doc.body.paths as Record<string, Record<string, any>>)) {
+    for (const [method, operation] of Object.entries(operations)) walk(operation.requestBody, `${method} ${path}`);
+  }
+  expect(refusing).toEqual([]);
+  // As documented: a member the service does not know changes nothing.
+  const link = await call("POST", "/api/v1/identity/auth/magic-link", {
+    body: { email: `${crypto.randomUUID()}@example.org`, remember_me: true },
+  });
+  expect(link.status).toBe(202);
+});
+
 test("tidying the schemas leaves values alone: examples, defaults, constants and extensions", () => {
   const integer = { anyOf: [{ type: "string", format: "integer" }, { type: "integer" }] };
   const values = { example: integer, examples: [integer], default: integer, const: integer, "x-access": integer };
