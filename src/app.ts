@@ -24,6 +24,7 @@ import { readsModule } from "./modules/reads/index.ts";
 import { resolveModule } from "./modules/resolve/index.ts";
 import { settingsModule } from "./modules/settings/index.ts";
 import { webhooksModule } from "./modules/webhooks/index.ts";
+import { documentedWebhooks } from "./modules/webhooks/model.ts";
 
 /**
  * A feature only some instances serve (SERVICE_ROLES); elsewhere it is never built
@@ -59,7 +60,7 @@ export function createApp(ctx: AppContext) {
         shedsWhenFull: (m, r) => index.shedsWhenFull(m, r),
       }),
     )
-    .use(servedIf(api, () => openapiPlugin(() => routes(), ctx.config)))
+    .use(servedIf(api, () => openapiPlugin(() => routes(), ctx.config, documentedWebhooks())))
     .use(healthModule(ctx))
     .use(ingest)
     .use(servedIf(api, () => readsModule(ctx)))

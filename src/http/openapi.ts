@@ -38,6 +38,7 @@ interface OpenApiOperation {
 
 interface OpenApiDocument {
   servers?: OpenApiServer[];
+  webhooks?: Record<string, unknown>;
   paths?: Record<string, Record<string, OpenApiOperation>>;
   components?: { schemas?: Record<string, unknown> };
 }
@@ -220,6 +221,8 @@ const specPath = "/openapi/json";
 export const openapiPlugin = (
   routes: () => readonly RouteWithBody[],
   urls: Pick<Config, "PUBLIC_BASE_URL" | "PUBLIC_INGEST_URL">,
+  /** The OpenAPI 3.1 `webhooks`: the requests the service sends. */
+  webhooks: Record<string, unknown>,
 ) =>
   new Elysia({ name: "openapi-json-bodies" })
     .onAfterHandle({ as: "global" }, ({ path, response }) => {
@@ -229,8 +232,10 @@ export const openapiPlugin = (
         requestBodiesIgnoreUnknownMembers(document);
         addProblemResponses(document);
         addServers(document, urls);
+        document.webhooks = webhooks;
         document.paths = tidySchemas(document.paths) as OpenApiDocument["paths"];
         document.components = tidySchemas(document.components) as OpenApiDocument["components"];
+        document.webhooks = tidySchemas(document.webhooks) as OpenApiDocument["webhooks"];
         for (const operations of Object.values(document.paths ?? {})) {
           for (const operation of Object.values(operations)) {
             documentOperation(operation as DocumentedOperation, operation.tags ?? []);

@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { tidySchemas } from "../../src/http/openapi.ts";
+import { identityEventTypes } from "../../src/modules/outbox/service.ts";
 import { call } from "../support/http.ts";
 
 test("the OpenAPI document is generated from the models and served with its UI", async () => {
@@ -150,6 +151,33 @@ test("request bodies are documented as the service takes them: unknown members i
     body: { email: `${crypto.randomUUID()}@example.org`, remember_me: true },
   });
   expect(link.status).toBe(202);
+});
+
+test("the document's webhooks describe every event the service sends: envelope, data and signing headers", async () => {
+  const doc = await call("GET", "/openapi/json");
+  const webhooks = doc.body.webhooks as Record<string, { post: Record<string, any> }>;
+  expect(Object.keys(webhooks).sort()).toEqual([...identityEventTypes, "ping"].sort());
+  for (const [type, { post }] of Object.entries(webhooks)) {
+    const headers = post.parameters.map((p: { name: string; in: string; required: boolean }) => [p.name, p.required]);
+    expect({ type, headers }).toEqual({
+      type,
+      headers: [
+        ["X-Svc-Signature", true],
+        ["X-Svc-Signature-Previous", false],
+        ["X-Svc-Timestamp", true],
+        ["X-Svc-Event-Type", true],
+        ["X-Svc-Delivery-Id", true],
+      ],
+    });
+    const envelope = post.requestBody.content["application/json"].schema;
+    expect(Object.keys(envelope.properties)).toEqual(["id", "type", "created_at", "data"]);
+    expect(envelope.properties.type.const).toBe(type);
+    expect(post.responses).toHaveProperty("2XX");
+  }
+  const timestamp = webhooks.ping?.post.parameters.find((p: { name: string }) => p.name === "X-Svc-Timestamp");
+  expect(timestamp.description).toContain("Unix seconds");
+  const claimed = webhooks["invite.claimed"]?.post.requestBody.content["application/json"].schema.properties.data;
+  expect(Object.keys(claimed.properties)).toEqual(["invite", "user_id"]);
 });
 
 test("tidying the schemas leaves values alone: examples, defaults, constants and extensions", () => {

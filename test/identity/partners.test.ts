@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { outboxOf } from "../support/delegations.ts";
 import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
 import { callIdentity, memberOf, signIn, signInOperatorAdmin, uniqueEmail } from "../support/identity.ts";
 import { testRuntime } from "../support/runtime.ts";
@@ -96,10 +97,9 @@ describe("partner provisioning", () => {
       session: owner.session,
     });
     expect(claimed.body.role).toBe("owner");
-    const { ctx } = await testRuntime();
-    const events =
-      await ctx.sql`SELECT org_id FROM event_outbox WHERE event_type = 'invite.claimed' AND data->'invite'->>'id' = ${res.body.invite.id}`;
-    expect(events.map((e) => e.org_id)).toEqual([partner.org.id]);
+    const claimedEvents = (await outboxOf(partner.org.id)).filter((event) => event.event_type === "invite.claimed");
+    expect(claimedEvents.map((event) => (event.data.invite as { id: string }).id)).toEqual([res.body.invite.id]);
+    expect((await outboxOf(res.body.organization.id)).map((event) => event.event_type)).not.toContain("invite.claimed");
     const listed = await callIdentity("GET", `${base}/partner/organizations`, { key: partner.key });
     expect(listed.body.items.map((o: { id: string }) => o.id)).toEqual([res.body.organization.id]);
   });

@@ -171,6 +171,9 @@ describe("POST /sessions/start and /sessions/end", () => {
   test("end records the outcome; a later end keeps the first end time", async () => {
     const agent = await createTestOrg({ type: "agent" });
     const { body } = await call("POST", "/sessions/start", { key: agent.key, body: { privacy_level: "full" } });
+    // A session's state is its ended_at (README, decisions): started while it has none, ended once set.
+    const document = () => call("GET", `/sessions/${body.session_id}/document`, { key: agent.key });
+    expect((await document()).body.ended_at).toBeUndefined();
     const outcome = { type: "conversion", value_amount: 1299, currency: "EUR" };
     const first = await call("POST", "/sessions/end", {
       key: agent.key,
@@ -178,6 +181,7 @@ describe("POST /sessions/start and /sessions/end", () => {
     });
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ session_id: body.session_id, outcome_recorded: true });
+    expect(Date.parse((await document()).body.ended_at)).toBe(Date.parse(first.body.ended_at));
     const again = await call("POST", "/sessions/end", { key: agent.key, body: { session_id: body.session_id } });
     expect(again.body.ended_at).toBe(first.body.ended_at);
     expect(again.body.outcome_recorded).toBe(false);

@@ -3,6 +3,7 @@ import { createApp } from "../../src/app.ts";
 import { createTestOrg, type TestOrg } from "./fixtures.ts";
 import { callIdentity, identityTestApp } from "./identity.ts";
 import { testRuntime } from "./runtime.ts";
+import { undocumentedData } from "./webhooks.ts";
 
 export const identityBase = "/api/v1/identity";
 
@@ -71,11 +72,17 @@ export interface OutboxRow {
   data: Record<string, unknown>;
 }
 
-/** Events written for an organisation's webhooks, oldest first. */
+/**
+ * Events written for an organisation's webhooks, oldest first; each one's data is
+ * checked against what the OpenAPI document promises, so every test that reads
+ * the outbox guards the webhooks' documented shapes.
+ */
 export async function outboxOf(orgId: string): Promise<OutboxRow[]> {
   const { ctx } = await testRuntime();
   const rows = await ctx.sql<OutboxRow[]>`
     SELECT org_id, event_type, data FROM event_outbox WHERE org_id = ${orgId}::uuid ORDER BY created_at, id`;
+  const departures = rows.flatMap((row) => undocumentedData(row.event_type, row.data));
+  if (departures.length > 0) throw new Error(`webhook data not as documented: ${departures.join("; ")}`);
   return [...rows];
 }
 

@@ -1,6 +1,8 @@
 import type { LookupAddress } from "node:dns";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { Value } from "@sinclair/typebox/value";
+import { type WebhookEventType, webhookEventData } from "../../src/modules/outbox/model.ts";
 import { createWebhookSender, type WebhookSender } from "../../src/modules/webhooks/sender.ts";
 import { WebhookSweeper } from "../../src/modules/webhooks/sweep.ts";
 import { testRuntime } from "./runtime.ts";
@@ -154,4 +156,14 @@ export async function testSweeper(options: {
     disableAfterMs: 5 * 24 * 60 * 60 * 1000,
     leaseMs: options.leaseMs,
   });
+}
+
+/**
+ * Where an event's `data` departs from what the OpenAPI document's `webhooks`
+ * promise for its type (src/modules/outbox/model.ts): empty when it matches.
+ */
+export function undocumentedData(type: string, data: unknown): string[] {
+  const schema = webhookEventData[type as WebhookEventType];
+  if (!schema) return [`${type} is not a documented event type`];
+  return [...Value.Errors(schema, data)].map((error) => `${type} data${error.path}: ${error.message}`);
 }

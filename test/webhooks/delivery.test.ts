@@ -4,7 +4,14 @@ import { claimDue, purgeWebhookHistory } from "../../src/modules/webhooks/queue.
 import { createTestOrg, type TestOrg } from "../support/fixtures.ts";
 import { buildIdentityApp, callIdentity, memberOf } from "../support/identity.ts";
 import { testRuntime } from "../support/runtime.ts";
-import { startReceiver, type TestReceiver, testClock, testSender, testSweeper } from "../support/webhooks.ts";
+import {
+  startReceiver,
+  type TestReceiver,
+  testClock,
+  testSender,
+  testSweeper,
+  undocumentedData,
+} from "../support/webhooks.ts";
 
 const path = "/api/v1/identity/webhooks";
 const { app } = await buildIdentityApp({ WEBHOOK_ALLOW_LOOPBACK: true });
@@ -91,6 +98,7 @@ describe("delivery", () => {
       expect(Object.keys(JSON.parse(body))).toEqual(["id", "type", "created_at", "data"]);
       const envelope = JSON.parse(body);
       expect(envelope).toEqual({ id: eventId, type: "delegation.created", created_at: expect.any(String), data });
+      expect(undocumentedData(envelope.type, envelope.data)).toEqual([]);
       expect(new Date(envelope.created_at).toISOString()).toBe(envelope.created_at);
       expect(delivery).toMatchObject({
         event_id: eventId,
@@ -221,6 +229,7 @@ describe("delivery", () => {
       type: "ping",
       data: { webhook_id: endpoint.id },
     });
+    expect(undocumentedData("ping", JSON.parse(request?.body ?? "").data)).toEqual([]);
     const timestamp = request?.headers["x-svc-timestamp"] ?? "";
     expect(request?.headers["x-svc-signature"]).toBe(
       await expectedSignature(endpoint.secret, timestamp, request?.body ?? ""),

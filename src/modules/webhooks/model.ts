@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { type WebhookEventType, webhookEventData, webhookEventSummaries } from "../outbox/model.ts";
 import { identityEventTypes } from "../outbox/service.ts";
 import { maxUrlLength } from "./url-guard.ts";
 
@@ -104,3 +105,87 @@ export const DeliveryRecord = t.Object({
   created_at: t.Date(),
   attempts: t.Array(Attempt, { description: "the attempt log, newest first" }),
 });
+
+const signatureHex = { type: "string", pattern: "^[0-9a-f]{64}$" };
+
+/** The headers of every delivery (README, Webhooks), as OpenAPI header parameters. */
+const deliveryHeaderParameters = (eventType: string) => [
+  {
+    name: "X-Svc-Signature",
+    in: "header",
+    required: true,
+    description:
+      "hex HMAC-SHA256 of `{X-Svc-Timestamp}.{raw body}`, keyed with the endpoint's current secret (the whole whsec_… string as UTF-8). Verify it on the raw body, in constant time.",
+    schema: signatureHex,
+  },
+  {
+    name: "X-Svc-Signature-Previous",
+    in: "header",
+    required: false,
+    description:
+      "during a secret rotation's overlap only (WEBHOOK_SECRET_OVERLAP_HOURS): the same signature keyed with the rotated-out secret",
+    schema: signatureHex,
+  },
+  {
+    name: "X-Svc-Timestamp",
+    in: "header",
+    required: true,
+    description:
+      "when this attempt was made, in Unix seconds (decimal digits); each attempt is signed anew. Refuse one more than about 5 minutes from your clock.",
+    schema: { type: "string", pattern: "^[0-9]+$", example: "1795000000" },
+  },
+  {
+    name: "X-Svc-Event-Type",
+    in: "header",
+    required: true,
+    description: "the event's type, as in the body",
+    schema: { type: "string", const: eventType },
+  },
+  {
+    name: "X-Svc-Delivery-Id",
+    in: "header",
+    required: true,
+    description:
+      "the delivery's id: the same on every attempt and redelivery. Delivery is at least once: drop ids already processed.",
+    schema: { type: "string", format: "uuid" },
+  },
+];
+
+/**
+ * The OpenAPI 3.1 `webhooks` of the document: one POST per event type, with its
+ * envelope, the `data` of webhookEventData, the signing headers and what counts
+ * as delivered.
+ */
+export function documentedWebhooks(): Record<string, unknown> {
+  return Object.fromEntries(
+    (Object.keys(webhookEventData) as WebhookEventType[]).map((type) => [
+      type,
+      {
+        post: {
+          summary: webhookEventSummaries[type],
+          description:
+            "POST of the JSON envelope to each endpoint subscribed to this type. Success is any 2xx within 10 s. A failed attempt is retried 1 minute, 5 minutes, 30 minutes, 2 hours, then every 12 hours later; the 8th failure dead-letters the delivery. Redirects are never followed.",
+          tags: ["Webhooks"],
+          parameters: deliveryHeaderParameters(type),
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: t.Object({
+                  id: t.String({
+                    format: "uuid",
+                    description: "the event's id: the same for every endpoint it goes to",
+                  }),
+                  type: t.Literal(type),
+                  created_at: t.String({ format: "date-time", description: "when the event happened" }),
+                  data: webhookEventData[type],
+                }),
+              },
+            },
+          },
+          responses: { "2XX": { description: "delivered: any 2xx within 10 s; the first 1 KiB of the body is kept" } },
+        },
+      },
+    ]),
+  );
+}
