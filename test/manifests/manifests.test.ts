@@ -75,6 +75,10 @@ describe("registering a participant manifest", () => {
     const shortKey = uniqueDomain("shortkey");
     serveManifest(shortKey, manifestFor(shortKey, { keys: [{ id: "k", type: "Ed25519", publicKey: "z6Mk" }] }));
     add("not an Ed25519 key", shortKey, "not an Ed25519 public key");
+    // A member the schema leaves open still has to fit in the database.
+    const nul = uniqueDomain("nul");
+    serveManifest(nul, `${JSON.stringify(manifestFor(nul)).slice(0, -1)},"note":"a\\u0000b"}`);
+    add("a NUL character", nul, "/note: contains a NUL character");
 
     for (const [label, url, expected] of cases) {
       const res = await register(admin, url);
@@ -128,6 +132,58 @@ describe("registering a participant manifest", () => {
     await refreshDueManifests(ctx, new Date(Date.now() + 2 * 3600_000));
     const record = (await callIdentity("GET", "/api/v1/identity/manifest", { key: admin })).body;
     expect(record).toMatchObject({ status: "invalid", problem: "the manifest is not valid JSON", key_ids: [] });
+  });
+});
+
+describe("refreshing manifests", () => {
+  const due = () => new Date(Date.now() + 2 * 3600_000);
+
+  test("one manifest that cannot be stored is tried again later, and the others due are refreshed", async () => {
+    const { ctx } = await buildIdentityApp();
+    const [stuck, fine] = [await orgWithWriteKey(), await orgWithWriteKey()];
+    const hosts = [uniqueDomain("stuck"), uniqueDomain("fine")];
+    for (const [i, party] of [stuck, fine].entries()) {
+      const host = hosts[i] as string;
+      expect((await register(party.admin, serveManifest(host, manifestFor(host)))).status).toBe(200);
+      serveManifest(host, "{broken");
+    }
+    // The stuck one's store fails, as a database refusing it would.
+    const trigger = `refuse_${crypto.randomUUID().replaceAll("-", "")}`;
+    await ctx.sql.unsafe(`
+      CREATE FUNCTION ${trigger}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
+      CREATE TRIGGER ${trigger} BEFORE UPDATE OF fetched_at ON participant_manifests
+      FOR EACH ROW WHEN (OLD.org_id = '${stuck.org.id}') EXECUTE FUNCTION ${trigger}()`);
+    try {
+      const now = due();
+      await refreshDueManifests(ctx, now);
+      const get = (party: typeof stuck) => callIdentity("GET", "/api/v1/identity/manifest", { key: party.admin });
+      expect((await get(fine)).body).toMatchObject({ status: "invalid", problem: "the manifest is not valid JSON" });
+      const postponed = (await get(stuck)).body;
+      expect(postponed.status).toBe("valid");
+      expect(Date.parse(postponed.refresh_at)).toBe(now.getTime() + 15 * 60 * 1000);
+    } finally {
+      await ctx.sql.unsafe(`DROP TRIGGER ${trigger} ON participant_manifests; DROP FUNCTION ${trigger}()`);
+    }
+  });
+
+  test("a refresh does not bring back a manifest removed, or replaced, while it fetched", async () => {
+    const { ctx } = await buildIdentityApp();
+    const [removed, replaced] = [await orgWithWriteKey(), await orgWithWriteKey()];
+    const [first, second, other] = [uniqueDomain("removed"), uniqueDomain("replaced"), uniqueDomain("new")];
+    expect((await register(removed.admin, serveManifest(first, manifestFor(first)))).status).toBe(200);
+    expect((await register(replaced.admin, serveManifest(second, manifestFor(second)))).status).toBe(200);
+    for (const host of [first, second]) {
+      publishFile(host, manifestPath, { body: JSON.stringify(manifestFor(host)), delayMs: 1_000 });
+    }
+    const refreshing = refreshDueManifests(ctx, due());
+    await Bun.sleep(200);
+    expect((await callIdentity("DELETE", "/api/v1/identity/manifest", { key: removed.admin })).status).toBe(204);
+    const newUrl = serveManifest(other, manifestFor(other));
+    expect((await register(replaced.admin, newUrl)).status).toBe(200);
+    await refreshing;
+    expect((await callIdentity("GET", "/api/v1/identity/manifest", { key: removed.admin })).status).toBe(404);
+    expect((await callIdentity("GET", "/api/v1/identity/manifest", { key: replaced.admin })).body.url).toBe(newUrl);
   });
 });
 

@@ -39,9 +39,7 @@ export async function storeManifest(
   fetched: FetchedManifest,
   now: Date,
 ): Promise<ManifestRow> {
-  const document = fetched.status === "valid" ? JSON.stringify(fetched.manifest) : null;
-  const problem = fetched.status === "valid" ? null : fetched.reason;
-  const refreshAt = new Date(now.getTime() + fetched.maxAgeSeconds * 1000);
+  const { document, problem, refreshAt } = fetchOutcome(fetched, now);
   const [row] = await sql<ManifestRow[]>`
     INSERT INTO participant_manifests (org_id, url, status, problem, document, fetched_at, refresh_at)
     VALUES (${orgId}::uuid, ${url}, ${fetched.status}, ${problem}, ${document}::text::jsonb, ${now}, ${refreshAt})
@@ -50,6 +48,46 @@ export async function storeManifest(
       fetched_at = EXCLUDED.fetched_at, refresh_at = EXCLUDED.refresh_at
     RETURNING *`;
   return row as ManifestRow;
+}
+
+/** The columns a fetch sets: the document only when valid, the problem otherwise, and the next refresh. */
+function fetchOutcome(fetched: FetchedManifest, now: Date) {
+  return {
+    document: fetched.status === "valid" ? JSON.stringify(fetched.manifest) : null,
+    problem: fetched.status === "valid" ? null : fetched.reason,
+    refreshAt: new Date(now.getTime() + fetched.maxAgeSeconds * 1000),
+  };
+}
+
+/**
+ * Records a scheduled refetch, only while the registration is the one the refresh
+ * read (same URL, same last fetch): a removal, a new URL or another fetch made
+ * meanwhile (by the API or another instance) is not overwritten. True when stored.
+ */
+export async function storeRefreshedManifest(
+  sql: Queryable,
+  read: { orgId: string; url: string; fetchedAt: Date },
+  fetched: FetchedManifest,
+  now: Date,
+): Promise<boolean> {
+  const { document, problem, refreshAt } = fetchOutcome(fetched, now);
+  const stored = await sql`
+    UPDATE participant_manifests
+    SET status = ${fetched.status}, problem = ${problem}, document = ${document}::text::jsonb,
+        fetched_at = ${now}, refresh_at = ${refreshAt}
+    WHERE org_id = ${read.orgId}::uuid AND url = ${read.url} AND fetched_at = ${read.fetchedAt}`;
+  return stored.count > 0;
+}
+
+/** Puts a manifest whose refresh failed back in the queue for later, so the others due go first. */
+export async function postponeRefresh(
+  sql: Queryable,
+  read: { orgId: string; fetchedAt: Date },
+  until: Date,
+): Promise<void> {
+  await sql`
+    UPDATE participant_manifests SET refresh_at = ${until}
+    WHERE org_id = ${read.orgId}::uuid AND fetched_at = ${read.fetchedAt}`;
 }
 
 export async function findManifest(sql: Queryable, orgId: string): Promise<ManifestRow | undefined> {

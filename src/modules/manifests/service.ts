@@ -1,8 +1,9 @@
 import type { AppContext } from "../../context.ts";
 import type { SignatureStatus } from "../../core/signature-status.ts";
 import type { Sql } from "../../db/sql.ts";
+import { describeError } from "../../log.ts";
 import { fetchManifest } from "./fetch.ts";
-import { storeManifest, validManifestOf } from "./records.ts";
+import { postponeRefresh, storeRefreshedManifest, validManifestOf } from "./records.ts";
 import { verifyDetachedJws } from "./signatures.ts";
 
 export { checkManifestClaim, manifestClaimInstructions } from "./domain-claim.ts";
@@ -12,17 +13,29 @@ export { manifestClaims } from "./validate.ts";
 
 /** Manifests refreshed per run at most, so one run stays short. */
 const refreshBatch = 50;
+/** How long a manifest whose refresh failed waits before it is tried again. */
+const failedRefreshRetryMs = 15 * 60 * 1000;
 
 /**
  * Refetches the manifests whose cache time has passed at `now` (the job's tick),
- * each fetch outside any transaction. Returns how many were refetched.
+ * each fetch outside any transaction. One that cannot be stored is logged and
+ * tried again later, behind the others. Returns how many were refetched.
  */
-export async function refreshDueManifests(ctx: Pick<AppContext, "sql" | "domainProbe">, now: Date): Promise<number> {
-  const due = await ctx.sql<{ org_id: string; url: string }[]>`
-    SELECT org_id, url FROM participant_manifests WHERE refresh_at <= ${now}
+export async function refreshDueManifests(
+  ctx: Pick<AppContext, "sql" | "domainProbe" | "log">,
+  now: Date,
+): Promise<number> {
+  const due = await ctx.sql<{ org_id: string; url: string; fetched_at: Date }[]>`
+    SELECT org_id, url, fetched_at FROM participant_manifests WHERE refresh_at <= ${now}
     ORDER BY refresh_at LIMIT ${refreshBatch}`;
-  for (const { org_id, url } of due) {
-    await storeManifest(ctx.sql, org_id, url, await fetchManifest(ctx.domainProbe, url), now);
+  for (const { org_id, url, fetched_at } of due) {
+    const read = { orgId: org_id, url, fetchedAt: fetched_at };
+    try {
+      await storeRefreshedManifest(ctx.sql, read, await fetchManifest(ctx.domainProbe, url), now);
+    } catch (error) {
+      ctx.log.warn("manifest refresh failed; tried again later", { org_id, url, ...describeError(error) });
+      await postponeRefresh(ctx.sql, read, new Date(now.getTime() + failedRefreshRetryMs));
+    }
   }
   return due.length;
 }

@@ -1,7 +1,11 @@
 import { Value } from "@sinclair/typebox/value";
 import { isWithinDomain } from "../../core/hosts.ts";
+import { unsafeJsonValues } from "../../core/storable-json.ts";
 import { manifestPath, ParticipantManifest } from "./model.ts";
 import { ed25519KeyBytes } from "./multibase.ts";
+
+/** How deep a manifest may nest; the standard's manifests are a few levels deep. */
+const manifestMaxDepth = 32;
 
 /**
  * Checks a fetched manifest document as standard 8.7 requires: invalid JSON or a
@@ -16,6 +20,10 @@ export function validateManifest(url: URL, text: string): { manifest: Participan
   } catch {
     return { reason: "the manifest is not valid JSON" };
   }
+  // Members the schema leaves open are kept too: what jsonb cannot hold is refused here, not by the database.
+  const [unstorable] = unsafeJsonValues(document, manifestMaxDepth);
+  if (unstorable)
+    return { reason: `the manifest holds a value that cannot be stored at ${unstorable.path}: ${unstorable.message}` };
   const schemaError = Value.Errors(ParticipantManifest, document).First();
   if (schemaError) {
     return {
