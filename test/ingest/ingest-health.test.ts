@@ -96,6 +96,47 @@ describe("ingest health", () => {
     expect(seen.body.hours[0]).toMatchObject({ accepted_events: 1, refused_requests: 1 });
   });
 
+  test("refusals the database will not take are dropped, and the counts written with them are not written again", async () => {
+    const { ctx } = await testRuntime();
+    const org = await createTestOrg({ type: "platform" });
+    const instance = new IngestHealth(ctx.sql, ctx.log);
+    instance.accepted(org.id, 5);
+    instance.refused({
+      orgId: org.id,
+      path: "/events",
+      status: 400,
+      code: "validation_failed",
+      detail: "refused",
+      errors: [],
+      events: 2,
+      requestId: undefined,
+    });
+    const trigger = `refuse_${crypto.randomUUID().replaceAll("-", "")}`;
+    await ctx.sql.unsafe(`
+      CREATE FUNCTION ${trigger}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
+      CREATE TRIGGER ${trigger} BEFORE INSERT ON ingest_refusals
+      FOR EACH ROW WHEN (NEW.org_id = '${org.id}') EXECUTE FUNCTION ${trigger}()`);
+    try {
+      await instance.flush();
+    } finally {
+      await ctx.sql.unsafe(`DROP TRIGGER ${trigger} ON ingest_refusals; DROP FUNCTION ${trigger}()`);
+    }
+    await instance.flush();
+    const seen = await health(org.key);
+    expect(seen.body.hours[0]).toMatchObject({ accepted_events: 5, refused_requests: 1, refused_events: 2 });
+    expect(seen.body.refusals).toEqual([]);
+  });
+
+  test("a new process purges on its first flush: one restarted more often than hourly still purges", async () => {
+    const { ctx } = await testRuntime();
+    const org = await createTestOrg({ type: "platform" });
+    await ctx.sql`
+      INSERT INTO ingest_hours (org_id, hour, accepted_events) VALUES (${org.id}::uuid, now() - interval '91 days', 1)`;
+    await new IngestHealth(ctx.sql, ctx.log).flush();
+    expect(await ctx.sql`SELECT 1 FROM ingest_hours WHERE org_id = ${org.id}::uuid`).toHaveLength(0);
+  });
+
   test("a key without identity:read is refused: 403 missing_scope", async () => {
     const org = await createTestOrg({ type: "platform" });
     const writeOnly = await org.keyWith(["telemetry:write"]);

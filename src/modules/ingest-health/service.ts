@@ -41,7 +41,8 @@ export class IngestHealth {
   #hours = new Map<string, HourCounts>();
   #refusals: (Refusal & { at: Date })[] = [];
   #timer: ReturnType<typeof setInterval> | undefined;
-  #lastPurge = Date.now();
+  /** Never, at first: a process restarted more often than hourly still purges. */
+  #lastPurge = 0;
 
   constructor(
     private readonly sql: Sql,
@@ -90,22 +91,22 @@ export class IngestHealth {
     return counts;
   }
 
-  /** Writes what was added up since the last flush (and, once an hour, purges what is past keeping). */
+  /**
+   * Writes what was added up since the last flush (and, once an hour, purges what
+   * is past keeping). Each step stands alone, so that one failing repeats none
+   * that succeeded: counts written are never written again.
+   */
   async flush(): Promise<void> {
     const hours = [...this.#hours.values()];
     const refusals = this.#refusals;
     this.#hours = new Map();
     this.#refusals = [];
     try {
-      await writeHealth(this.sql, hours, refusals);
-      if (Date.now() - this.#lastPurge > purgeEveryMs) {
-        this.#lastPurge = Date.now();
-        await purgeHealth(this.sql);
-      }
+      await writeHours(this.sql, hours);
     } catch (error) {
       // The counts are kept for the next flush (the database may be away for a
-      // moment); the refusals are dropped, so that one the database refuses cannot
-      // block every later flush.
+      // moment); the refusals are dropped with them unwritten, so that one the
+      // database refuses cannot block every later flush.
       for (const counts of hours) {
         const kept = this.#countsOf(counts.orgId, counts.hourMs);
         kept.accepted += counts.accepted;
@@ -116,6 +117,21 @@ export class IngestHealth {
         error: String(error),
         refusals_dropped: refusals.length,
       });
+      return;
+    }
+    try {
+      await writeRefusals(this.sql, refusals);
+    } catch (error) {
+      this.log.warn("ingest refusals could not be written; they are dropped", {
+        error: String(error),
+        refusals_dropped: refusals.length,
+      });
+    }
+    if (Date.now() - this.#lastPurge > purgeEveryMs) {
+      this.#lastPurge = Date.now();
+      await purgeHealth(this.sql).catch((error: unknown) =>
+        this.log.warn("ingest health could not be purged; tried again in an hour", { error: String(error) }),
+      );
     }
   }
 
@@ -131,22 +147,27 @@ export class IngestHealth {
   }
 }
 
-async function writeHealth(sql: Queryable, hours: HourCounts[], refusals: (Refusal & { at: Date })[]) {
+async function writeHours(sql: Queryable, hours: HourCounts[]) {
   if (hours.length > 0) {
     await sql`
       INSERT INTO ingest_hours AS h (org_id, hour, accepted_events, refused_requests, refused_events)
-      SELECT * FROM unnest(
+      SELECT c.* FROM unnest(
         ${hours.map((h) => h.orgId)}::uuid[],
         ${hours.map((h) => new Date(h.hourMs).toISOString())}::timestamptz[],
         ${hours.map((h) => h.accepted)}::bigint[],
         ${hours.map((h) => h.refusedRequests)}::bigint[],
         ${hours.map((h) => h.refusedEvents)}::bigint[]
-      )
+      ) AS c (org_id, hour, accepted_events, refused_requests, refused_events)
+      -- An organisation deleted meanwhile has nothing left to show.
+      WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = c.org_id)
       ON CONFLICT (org_id, hour) DO UPDATE SET
         accepted_events = h.accepted_events + EXCLUDED.accepted_events,
         refused_requests = h.refused_requests + EXCLUDED.refused_requests,
         refused_events = h.refused_events + EXCLUDED.refused_events`;
   }
+}
+
+async function writeRefusals(sql: Queryable, refusals: (Refusal & { at: Date })[]) {
   if (refusals.length > 0) {
     await sql`
       INSERT INTO ingest_refusals (org_id, received_at, path, status, code, detail, errors, events, request_id)
