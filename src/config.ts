@@ -243,6 +243,12 @@ export function parseOidcProviders(text: string): OidcProviderConfig[] {
   return providers;
 }
 
+/**
+ * The time zone of every cron pattern (the *_CRON settings): UTC, whatever the
+ * process's TZ, so that instances in different zones name the same ticks.
+ */
+export const cronTimeZone = "Etc/UTC";
+
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
@@ -327,11 +333,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     "WEBHOOK_PURGE_CRON",
   ] as const;
   for (const name of crons) {
+    let next: Date | null;
     try {
-      new Cron(config[name], { paused: true }).stop();
+      const cron = new Cron(config[name], { paused: true, timezone: cronTimeZone });
+      next = cron.nextRun();
+      cron.stop();
     } catch (error) {
       throw new ConfigError(`Invalid configuration: ${name} is not a cron pattern (${(error as Error).message})`);
     }
+    // A pattern that parses may still never come round (30 February, a year gone by): its job would never run.
+    if (next === null) throw new ConfigError(`Invalid configuration: ${name} never fires (${config[name]})`);
   }
   parseOidcProviders(config.OIDC_PROVIDERS);
   if (config.WEBHOOK_SECRET_KEY !== undefined && !decodeSecretBoxKey(config.WEBHOOK_SECRET_KEY)) {

@@ -1,4 +1,5 @@
 import { Cron } from "croner";
+import { cronTimeZone } from "../config.ts";
 import type { AppContext } from "../context.ts";
 
 /** Longer than the longest gap between claimed ticks of the default schedules (EXPIRY_SWEEP_CRON, every 10 minutes). */
@@ -11,11 +12,15 @@ const quietMinutes = 15;
  * instead of failing silently.
  */
 export function watchForJobRunners(ctx: Pick<AppContext, "sql" | "log">, roles: string): Cron {
-  const watch = new Cron("*/15 * * * *", { protect: true, name: "job-runner-watch" }, async () => {
-    await warnUnlessJobsRun(ctx, roles).catch((error: unknown) =>
-      ctx.log.warn("job runner check failed", { error: String(error) }),
-    );
-  });
+  const watch = new Cron(
+    "*/15 * * * *",
+    { protect: true, name: "job-runner-watch", timezone: cronTimeZone },
+    async () => {
+      await warnUnlessJobsRun(ctx, roles).catch((error: unknown) =>
+        ctx.log.warn("job runner check failed", { error: String(error) }),
+      );
+    },
+  );
   // At start too, delayed so an instance started alongside has time to claim a tick.
   setTimeout(() => void watch.trigger(), 60_000).unref();
   return watch;

@@ -1,4 +1,5 @@
 import { Cron } from "croner";
+import { cronTimeZone } from "../config.ts";
 import type { AppContext } from "../context.ts";
 import type { Sql } from "../db/sql.ts";
 import { isDatabaseUnavailable } from "../db/unavailable.ts";
@@ -20,7 +21,7 @@ export function scheduleJob(
   options: TickOptions = {},
 ): Cron {
   const log = ctx.log.child({ job: name });
-  return new Cron(pattern, { protect: true, name }, async (self: Cron) => {
+  return new Cron(pattern, { protect: true, name, timezone: cronTimeZone }, async (self: Cron) => {
     await runTick(ctx.sql, log, name, scheduledTick(self, new Date()), task, options);
   });
 }

@@ -20,6 +20,21 @@ describe("config", () => {
     expect(loadConfig({ DATABASE_URL: url }).DATABASE_URL).toBe(url);
   });
 
+  test("cron patterns are read in UTC whatever the process's time zone", () => {
+    // A zone 5:30 from UTC: read there, 0 3 * * * would fire at 21:30 UTC.
+    const run = Bun.spawnSync(
+      [
+        process.execPath,
+        "-e",
+        `import { scheduleJob } from "${join(import.meta.dir, "../../src/jobs/schedule.ts")}";
+         const job = scheduleJob({ sql: null, log: { child: () => null } }, "probe", "0 3 * * *", async () => {});
+         console.log(job.nextRun().toISOString().slice(11, 16)); job.stop();`,
+      ],
+      { env: { ...process.env, TZ: "Asia/Kolkata" } },
+    );
+    expect(run.stdout.toString().trim()).toBe("03:00");
+  });
+
   test("operator admins and the sender are e-mail addresses, written as people write them", () => {
     const config = loadConfig({
       OPERATOR_ADMIN_EMAILS: " a@example.org, ,b@example.org ",
@@ -53,6 +68,9 @@ describe("config", () => {
     ["PUBLIC_INGEST_URL", "http://a b"],
     ["OPERATOR_ADMIN_EMAILS", "admin@example.org,not an email,,@"],
     ["MAIL_FROM", "nobody"],
+    // Patterns that parse but never come round: their jobs would never run.
+    ["WEBHOOK_PURGE_CRON", "0 0 30 2 *"],
+    ["SIGN_IN_PURGE_CRON", "0 0 0 1 1 * 2020"],
   ])("an invalid %s stops start-up naming the variable", (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
