@@ -25,8 +25,9 @@ COPY sql ./sql
 COPY docker/entrypoint.sh /usr/local/bin/service-entrypoint.sh
 
 # The bundled database listens on loopback only and trusts local connections;
-# nothing outside the container can reach it. docker stop allows 10 s by default:
-# the service drains for at most 5, then the database stops fast and clean.
+# nothing outside the container can reach it. On docker stop the service drains
+# for at most 5 s and closes its connections in at most 5 more, then the database
+# stops fast and clean: run with --stop-timeout 30 (Docker's default is 10 s).
 ENV POSTGRES_HOST_AUTH_METHOD=trust \
     PORT=3000 \
     HOST=0.0.0.0 \

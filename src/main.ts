@@ -82,10 +82,13 @@ stopOnce = async (signal: string) => {
   stopping = true;
   log.info("shutting down: no new requests, finishing in-flight ones", { signal });
   const grace = new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_GRACE_SECONDS * 1000));
-  // stop(false) stops accepting and resolves once in-flight requests have finished.
-  await Promise.race([app.server?.stop(false), grace]);
+  // One deadline for both: stop(false) stops accepting and resolves once in-flight
+  // requests have finished; the jobs stop starting work and finish what they sent
+  // (a webhook attempt takes up to 10 s). What is still going at the deadline is
+  // cut off: a request's transaction rolls back, a webhook delivery is sent again
+  // once its lease runs out.
+  await Promise.race([Promise.all([app.server?.stop(false), jobs?.stop()]), grace]);
   await app.server?.stop(true);
-  await jobs?.stop();
   jobRunnerWatch?.stop();
   await ctx.ingestHealth.stop();
   await ctx.readReplicas.close();

@@ -81,3 +81,48 @@ test("a service process on the embedded engine keeps its webhook key in DATA_DIR
     await rm(dataDir, { recursive: true, force: true });
   }
 }, 120_000);
+
+test("SIGTERM while a receiver hangs stops within the shutdown grace, and the delivery stays to be sent again", async () => {
+  const dataDir = tempDir("svc-webhooks-hang-");
+  const hooks = startReceiver();
+  hooks.on("/hang", () => new Promise<Response>(() => {}));
+  const env = serviceEnv({
+    DATABASE_URL: "",
+    DATA_DIR: dataDir,
+    WEBHOOK_SECRET_KEY: "",
+    WEBHOOK_ALLOW_LOOPBACK: "true",
+    WEBHOOK_CA_FILE: testCertificate().certFile,
+    WEBHOOK_SWEEP_CRON: "* * * * * *",
+    SHUTDOWN_GRACE_SECONDS: "1",
+  });
+  let service = await startService(env);
+  try {
+    const org = await cliJson(env, "org", "create", "--name", "Hangs", "--type", "platform");
+    const { key } = await cliJson(env, "key", "create", "--org", org.id, "--scopes", "identity:read,identity:write");
+    const call = (method: string, path: string, body?: unknown) =>
+      fetch(`${service.base}/api/v1/identity/webhooks${path}`, {
+        method,
+        headers: { "content-type": "application/json", "x-api-key": key },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const created = await call("POST", "", { url: hooks.url("/hang"), event_types: ["delegation.created"] });
+    const { id } = (await created.json()) as { id: string };
+    const pinged = (await (await call("POST", `/${id}/ping`)).json()) as { id: string };
+    for (let waited = 0; hooks.received.length === 0 && waited < 10_000; waited += 50) await Bun.sleep(50);
+    expect(hooks.received.length).toBe(1);
+
+    // The attempt would wait 10 s for an answer; the shutdown does not wait past its grace.
+    const started = performance.now();
+    expect(await service.stop("SIGTERM")).toBe(0);
+    expect(performance.now() - started).toBeLessThan(8_000);
+    expect(service.logs.at(-1)?.msg).toBe("stopped");
+
+    service = await startService(env);
+    const delivery = (await (await call("GET", `/${id}/deliveries/${pinged.id}`)).json()) as Record<string, unknown>;
+    expect(delivery).toMatchObject({ status: "pending", delivered_at: null });
+  } finally {
+    await service.stop("SIGTERM");
+    hooks.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}, 120_000);
