@@ -419,7 +419,10 @@ describe("delivery", () => {
     const undispatched = await emit(org.id, "invite.claimed", { n: 3 });
     await ctx.sql`
       UPDATE webhook_deliveries SET created_at = now() - interval '31 days'
-      WHERE id IN (${older.id}::uuid, ${pinged.body.id}::uuid)`;
+      WHERE id IN (${older.id}::uuid, ${newer.id}::uuid, ${pinged.body.id}::uuid)`;
+    // Kept from its last attempt: the newer one was attempted again today, the older one a month ago.
+    await ctx.sql`
+      UPDATE webhook_deliveries SET last_attempt_at = now() - interval '31 days' WHERE id = ${older.id}::uuid`;
     await ctx.sql`
       UPDATE event_outbox SET created_at = now() - interval '31 days',
         dispatched_at = CASE WHEN dispatched_at IS NOT NULL THEN now() - interval '31 days' END

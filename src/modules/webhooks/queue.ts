@@ -274,17 +274,37 @@ function endpointHealth(records: readonly AttemptRecord[], pauseMs: number): End
   });
 }
 
-/** Deletes finished deliveries (and their attempts) and dispatched outbox events older than `before`. */
+/** Rows one purge statement deletes at most: a first purge of a large history is many short transactions. */
+const purgeBatch = 10_000;
+
+/**
+ * Deletes finished deliveries (and their attempts) whose last attempt, or
+ * creation when none was made, is older than `before`, and outbox events
+ * dispatched before it, in batches.
+ */
 export async function purgeWebhookHistory(
   sql: Queryable,
   before: Date,
 ): Promise<{ deliveries: number; events: number }> {
-  const [row] = await sql<{ deliveries: number; events: number }[]>`
-    WITH deliveries AS (
-      DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ${before} RETURNING 1
-    ), events AS (
-      DELETE FROM event_outbox WHERE dispatched_at < ${before} RETURNING 1
-    )
-    SELECT (SELECT count(*) FROM deliveries)::int AS deliveries, (SELECT count(*) FROM events)::int AS events`;
-  return row ?? { deliveries: 0, events: 0 };
+  const inBatches = async (purge: () => Promise<{ count: number }>) => {
+    let total = 0;
+    for (;;) {
+      const { count } = await purge();
+      total += count;
+      if (count < purgeBatch) return total;
+    }
+  };
+  const deliveries = await inBatches(
+    () => sql`
+      DELETE FROM webhook_deliveries WHERE id IN (
+        SELECT id FROM webhook_deliveries
+        WHERE status <> 'pending' AND coalesce(last_attempt_at, created_at) < ${before}
+        LIMIT ${purgeBatch})`,
+  );
+  const events = await inBatches(
+    () => sql`
+      DELETE FROM event_outbox WHERE id IN (
+        SELECT id FROM event_outbox WHERE dispatched_at < ${before} LIMIT ${purgeBatch})`,
+  );
+  return { deliveries, events };
 }
