@@ -280,7 +280,9 @@ const purgeBatch = 10_000;
 /**
  * Deletes finished deliveries (and their attempts) whose last attempt, or
  * creation when none was made, is older than `before`, and outbox events
- * dispatched before it, in batches.
+ * dispatched before it, in batches. An event never dispatched by then goes too:
+ * no instance has had the key to send it (WEBHOOK_SECRET_KEY unset), and one
+ * set later should not send a backlog older than the retention.
  */
 export async function purgeWebhookHistory(
   sql: Queryable,
@@ -304,7 +306,7 @@ export async function purgeWebhookHistory(
   const events = await inBatches(
     () => sql`
       DELETE FROM event_outbox WHERE id IN (
-        SELECT id FROM event_outbox WHERE dispatched_at < ${before} LIMIT ${purgeBatch})`,
+        SELECT id FROM event_outbox WHERE coalesce(dispatched_at, created_at) < ${before} LIMIT ${purgeBatch})`,
   );
   return { deliveries, events };
 }
