@@ -43,10 +43,18 @@ test.skipIf(!chromium)(
     await page.goto(`${origin}/openapi`, { waitUntil: "networkidle0" });
     await page.waitForSelector(".opblock", { timeout: 30_000 });
     const shown = await page.$$eval(".opblock-summary-path", (paths) => paths.map((path) => path.textContent));
-    const spec = (await (await fetch(`${origin}/openapi/json`)).json()) as { paths: Record<string, object> };
-    const operations = Object.values(spec.paths).reduce((count, methods) => count + Object.keys(methods).length, 0);
+    const spec = (await (await fetch(`${origin}/openapi/json`)).json()) as {
+      paths: Record<string, object>;
+      webhooks: Record<string, object>;
+    };
+    // The operations, and the webhooks the service sends, each with its block.
+    const operations = [...Object.values(spec.paths), ...Object.values(spec.webhooks)].reduce(
+      (count: number, methods) => count + Object.keys(methods).length,
+      0,
+    );
     expect(shown.length).toBe(operations);
     expect(shown).toContain("/api/v1/identity/keys");
+    expect(shown).toContain("delegation.created");
     expect(offSite).toEqual([]);
   },
   60_000,
