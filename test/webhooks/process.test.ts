@@ -18,17 +18,25 @@ async function hmacHex(secret: string, message: string): Promise<string> {
   return Buffer.from(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message))).toString("hex");
 }
 
-test("a service process on the embedded engine keeps its webhook key in DATA_DIR and delivers with its own sweep", async () => {
-  const dataDir = tempDir("svc-webhooks-");
-  const hooks = startReceiver();
-  const env = serviceEnv({
+/**
+ * A service on the embedded engine in `dataDir` (its webhook key generated there)
+ * that sweeps every second and may deliver to the test's loopback receiver.
+ */
+const deliveringServiceEnv = (dataDir: string, extra: Record<string, string> = {}) =>
+  serviceEnv({
     DATABASE_URL: "",
     DATA_DIR: dataDir,
     WEBHOOK_SECRET_KEY: "",
     WEBHOOK_ALLOW_LOOPBACK: "true",
     WEBHOOK_CA_FILE: testCertificate().certFile,
     WEBHOOK_SWEEP_CRON: "* * * * * *",
+    ...extra,
   });
+
+test("a service process on the embedded engine keeps its webhook key in DATA_DIR and delivers with its own sweep", async () => {
+  const dataDir = tempDir("svc-webhooks-");
+  const hooks = startReceiver();
+  const env = deliveringServiceEnv(dataDir);
   const cli = (...args: string[]) => cliJson(env, ...args);
   /** Pings the endpoint and waits for the receiver to get the delivery. */
   const pingAndReceive = async (base: string, key: string, id: string) => {
@@ -86,15 +94,7 @@ test("SIGTERM while a receiver hangs stops within the shutdown grace, and the de
   const dataDir = tempDir("svc-webhooks-hang-");
   const hooks = startReceiver();
   hooks.on("/hang", () => new Promise<Response>(() => {}));
-  const env = serviceEnv({
-    DATABASE_URL: "",
-    DATA_DIR: dataDir,
-    WEBHOOK_SECRET_KEY: "",
-    WEBHOOK_ALLOW_LOOPBACK: "true",
-    WEBHOOK_CA_FILE: testCertificate().certFile,
-    WEBHOOK_SWEEP_CRON: "* * * * * *",
-    SHUTDOWN_GRACE_SECONDS: "1",
-  });
+  const env = deliveringServiceEnv(dataDir, { SHUTDOWN_GRACE_SECONDS: "1" });
   let service = await startService(env);
   try {
     const org = await cliJson(env, "org", "create", "--name", "Hangs", "--type", "platform");
