@@ -68,3 +68,22 @@ export function withholdConversationFields(
   const allowed = allowedFields[level];
   return Object.fromEntries(Object.entries(data).filter(([key]) => !allFields.includes(key) || allowed.includes(key)));
 }
+
+/** Whether `data` holds any conversation-derived field (a turn field of standard 5.4 sent as an event's data key). */
+export function holdsConversationFields(data: Record<string, unknown>): boolean {
+  for (const key in data) if (allFields.includes(key)) return true;
+  return false;
+}
+
+/**
+ * An event's `data` as stored at `level`: conversation-derived keys above it are
+ * stripped as a turn's are (section 5.5: strip, never refuse), every other key is
+ * kept; with the keys stripped, to report.
+ */
+export function stripConversationData(
+  data: Record<string, unknown>,
+  level: PrivacyLevel,
+): { data: Record<string, unknown>; removed: string[] } {
+  const kept = withholdConversationFields(data, level);
+  return { data: kept, removed: Object.keys(data).filter((key) => !(key in kept) && data[key] != null) };
+}

@@ -117,3 +117,36 @@ describe("turn privacy stripping", () => {
     expect(stored?.turn).not.toHaveProperty("query_text");
   });
 });
+
+describe("conversation fields sent in an event's data", () => {
+  /** Reports one content_grounded whose data carries turn fields, in a session started at `level`. */
+  async function storedData(level: string) {
+    const agent = await createTestOrg({ type: "agent" });
+    const started = await call("POST", "/sessions/start", { key: agent.key, body: { privacy_level: level } });
+    const event = validEvents.grounded("bikes.example.com", {
+      data: { scope: "turn", query_text: "raw question", response_text: "raw answer", query_tokens: 3, note: "kept" },
+    });
+    const res = await call("POST", "/events", {
+      key: agent.key,
+      body: { document_type: "event", schema_version: "1.0", session_id: started.body.session_id, event },
+    });
+    expect(res.status).toBe(200);
+    const [stored] = await storedEvents(agent.id);
+    return { data: stored?.data as Record<string, unknown>, stripped: res.body.stripped };
+  }
+
+  test("are stripped at ingest to the session's level, as a turn's are, and the answer names them", async () => {
+    const { data, stripped } = await storedData("minimal");
+    expect(data).toEqual({ scope: "turn", query_tokens: 3, note: "kept" });
+    expect(stripped.map((s: { path: string }) => s.path).sort()).toEqual([
+      "/event/data/query_text",
+      "/event/data/response_text",
+    ]);
+  });
+
+  test("are kept where the session's level allows them", async () => {
+    const { data, stripped } = await storedData("full");
+    expect(data).toMatchObject({ query_text: "raw question", response_text: "raw answer" });
+    expect(stripped).toBeUndefined();
+  });
+});

@@ -1,7 +1,7 @@
 import type { Principal } from "../../core/caller.ts";
 import { isWithinDomain } from "../../core/hosts.ts";
 import { ingestLimits } from "../../core/ingest-limits.ts";
-import { type PrivacyLevel, stripTurn } from "../../core/privacy.ts";
+import { holdsConversationFields, type PrivacyLevel, stripConversationData, stripTurn } from "../../core/privacy.ts";
 import { type FieldError, invalid, problem } from "../../core/problem.ts";
 import type { SignatureStatus } from "../../core/signature-status.ts";
 import type { TimeWindow } from "../../core/wire-values.ts";
@@ -12,7 +12,7 @@ import { type IngestDocument, readDocument } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
 import { type CheckedEvent, checkEvent, type StrippedField } from "./event-rules.ts";
 import type { GroupWriter } from "./group-writer.ts";
-import { type ImplicitSession, type PendingTurns, SessionEndsBeforeStartError } from "./service.ts";
+import { type ImplicitSession, type PendingConversation, SessionEndsBeforeStartError } from "./service.ts";
 import { sessionDocumentErrors } from "./session-integrity.ts";
 
 export interface IngestResult {
@@ -125,13 +125,13 @@ export async function ingestDocument(
   }
   refusal.throwIfAny(document.events.length);
 
-  const settling = turnsToSettle(checked, rows, header?.privacyLevel ?? null);
+  const settling = conversationToSettle(checked, rows, header?.privacyLevel ?? null);
   const plan = {
     orgId: principal.orgId,
     header: header && { ...header, startedAt },
     implicitSessions: implicitSessions(document, checked),
     events: rows,
-    turns: settling.turns,
+    conversation: settling.conversation,
   };
   try {
     const eventsCreated = await writer.write(plan);
@@ -148,40 +148,48 @@ export async function ingestDocument(
 
 /**
  * Turn fields are kept only as far as both the turn's own level and its session's
- * allow. A document that describes its session declares that level (and stores
- * it); otherwise the session's stored level applies, and a session created by
- * this request without one is `minimal` (fail closed). The stored levels come
- * back from the statement of the write that claims the sessions (service.ts): no
- * query of their own. `settle` strips the rows' turns from the
- * turns as sent (a retried write strips afresh) and lists each stripped field
- * (standard 5.7.5: strip, and say so). `checked` and `rows` are one event each.
+ * allow, and so are the same conversation-derived fields sent as keys of an
+ * event's `data`. A document that describes its session declares that level (and
+ * stores it); otherwise the session's stored level applies, and a session created
+ * by this request without one, or an event bound by a click token, is `minimal`
+ * (fail closed). The stored levels come back from the statement of the write that
+ * claims the sessions (service.ts): no query of their own. `settle` strips the
+ * rows' turns and data from those as sent (a retried write strips afresh) and
+ * lists each stripped field (standard 5.7.5: strip, and say so). `checked` and
+ * `rows` are one event each.
  */
-function turnsToSettle(
+function conversationToSettle(
   checked: readonly CheckedEvent[],
   rows: readonly EventRow[],
   declared: PrivacyLevel | null,
-): { turns: PendingTurns | undefined; stripped: StrippedField[] } {
-  const withTurns = checked.flatMap((event, i) =>
-    event.turn ? [{ event, row: rows[i] as EventRow, sent: event.turn }] : [],
+): { conversation: PendingConversation | undefined; stripped: StrippedField[] } {
+  const bound = checked.flatMap((event, i) =>
+    event.turn || holdsConversationFields(event.data) ? [{ event, row: rows[i] as EventRow }] : [],
   );
   const stripped: StrippedField[] = [];
-  if (withTurns.length === 0) return { turns: undefined, stripped };
+  if (bound.length === 0) return { conversation: undefined, stripped };
   const nameOf = (event: CheckedEvent) => event.sessionId?.toLowerCase();
   const settle = (levels: ReadonlyMap<string, PrivacyLevel>) => {
     stripped.length = 0;
-    for (const { event, row, sent } of withTurns) {
+    for (const { event, row } of bound) {
       const name = nameOf(event);
-      const result = stripTurn(sent, declared ?? (name ? levels.get(name) : undefined) ?? "minimal");
-      row.turn = result.turn;
-      for (const field of result.removed) {
+      const sessionLevel = declared ?? (name ? levels.get(name) : undefined) ?? "minimal";
+      const strip = (field: string, level: PrivacyLevel) =>
         stripped.push({
-          path: `${event.path}/turn/${field}`,
-          reason: `not allowed at privacy level ${result.level} (section 5.5)`,
+          path: `${event.path}/${field}`,
+          reason: `not allowed at privacy level ${level} (section 5.5)`,
         });
+      if (event.turn) {
+        const result = stripTurn(event.turn, sessionLevel);
+        row.turn = result.turn;
+        for (const field of result.removed) strip(`turn/${field}`, result.level);
       }
+      const data = stripConversationData(event.data, sessionLevel);
+      row.data = data.data;
+      for (const field of data.removed) strip(`data/${field}`, sessionLevel);
     }
   };
-  return { turns: { settle }, stripped };
+  return { conversation: { settle }, stripped };
 }
 
 /** A content-owner key reports only events whose content_url lies on its verified domains: 403 otherwise. */

@@ -30,13 +30,13 @@ export interface WritePlan {
   header: SessionHeader | null;
   implicitSessions: ImplicitSession[];
   events: EventRow[];
-  /** Turns to strip to their sessions' stored privacy levels, which the write reads. */
-  turns?: PendingTurns | undefined;
+  /** Turns and conversation data to strip to their sessions' stored privacy levels, which the write reads. */
+  conversation?: PendingConversation | undefined;
 }
 
-/** Turn objects whose stored fields depend on their sessions' stored privacy levels (pipeline.ts). */
-export interface PendingTurns {
-  /** Strips the plan's turns, given the level of each session of its organisation the write claimed, by name. */
+/** Turn objects and conversation data whose stored fields depend on their sessions' stored privacy levels (pipeline.ts). */
+export interface PendingConversation {
+  /** Strips the plan's turns and data, given the level of each session of its organisation the write claimed, by name. */
   settle(levels: ReadonlyMap<string, PrivacyLevel>): void;
 }
 
@@ -152,7 +152,7 @@ export async function writeIngest(
       const ahead = readHoldersAhead(tx, events, starts);
       const [claimed] = await claims;
       if (events.length === 0) return [];
-      settleTurns(plans, claimed?.sessions ?? []);
+      settleConversation(plans, claimed?.sessions ?? []);
       const rows = withClaimedSessions(events, claimed?.sessions ?? []);
       const held = await holdersOf(tx, ahead, rows, claimed?.held_from ?? null);
       return storeCounted(tx, rows, held, storedEvents, flagUpdates);
@@ -185,17 +185,17 @@ export async function writeIngest(
 }
 
 /**
- * Strips each plan's turns to the levels of its organisation's sessions as the
+ * Strips each plan's turns and conversation data to the levels of its organisation's sessions as the
  * claims returned them. Read there, by the statement that locks the sessions, the
  * levels need no lookup of their own, which a planner with stale statistics once
  * made a scan of all of an organisation's sessions (about 2 ms a session once it had
  * 8,000, bench:ingest).
  */
-function settleTurns(plans: readonly WritePlan[], claimed: readonly ClaimedSession[]): void {
+function settleConversation(plans: readonly WritePlan[], claimed: readonly ClaimedSession[]): void {
   for (const plan of plans) {
-    if (!plan.turns) continue;
+    if (!plan.conversation) continue;
     const own = claimed.filter(([orgId]) => orgId === plan.orgId).map(([, name, , , level]) => [name, level] as const);
-    plan.turns.settle(new Map(own));
+    plan.conversation.settle(new Map(own));
   }
 }
 
