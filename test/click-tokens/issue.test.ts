@@ -146,14 +146,28 @@ describe("ctx_token on events", () => {
         validEvents.checkout({ ctx_token: `ctx_${"q".repeat(43)}` }),
         validEvents.checkout({ ctx_token: "ctx_short" }),
         validEvents.checkout({ ctx_token: expired.token }),
+        // Empty is no token at all, not a token that binds nothing.
+        validEvents.checkout({ ctx_token: "" }),
       ]),
     });
     expect(res.status).toBe(400);
-    expect(res.body.invalid_events).toEqual([1, 2, 3]);
-    expect(res.body.errors.every((e: { message: string }) => e.message === "unknown or expired click token")).toBe(
-      true,
-    );
+    expect(res.body.invalid_events).toEqual([1, 2, 3, 4]);
+    const malformed = "must be a click token: ctx_ and 43 characters of A-Z, a-z, 0-9, _ or -";
+    expect(res.body.errors.map((e: { path: string; message: string }) => [e.path, e.message])).toEqual([
+      ["/events/1/ctx_token", "unknown or expired click token"],
+      ["/events/2/ctx_token", malformed],
+      ["/events/3/ctx_token", "unknown or expired click token"],
+      ["/events/4/ctx_token", malformed],
+    ]);
     expect(await storedEvents(network.id)).toEqual([]);
+    const emptyEnvelope = await call("POST", "/events", {
+      key: network.key,
+      body: batch([validEvents.checkout({})], { ctx_token: "" }),
+    });
+    expect([emptyEnvelope.status, emptyEnvelope.body.errors]).toEqual([
+      400,
+      [{ path: "/ctx_token", message: malformed }],
+    ]);
   });
 
   test("a ctx_token and a session_id naming different sessions are refused", async () => {

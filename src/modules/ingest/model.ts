@@ -40,7 +40,13 @@ const Sha256 = t.String({
   pattern: "^sha256:[a-f0-9]{64}$",
   errorMessage: "sha256: followed by 64 lower-case hexadecimal digits",
 });
-const ClickToken = t.String({ maxLength: 128, description: "click token (ctx_…)" });
+/** As POST /click-tokens mints them; an empty or other string is refused here, never taken for "a token". */
+const clickToken = (description: string) =>
+  t.String({
+    pattern: "^ctx_[A-Za-z0-9_-]{43}$",
+    errorMessage: "a click token: ctx_ and 43 characters of A-Z, a-z, 0-9, _ or -",
+    description,
+  });
 /** The schemas allow null here (standard Annex A); null is stored as absent. */
 const nullable = <T extends TSchema>(schema: T) => t.Union([schema, t.Null()]);
 /** A closed value set: an error names every allowed value. */
@@ -110,7 +116,7 @@ const eventFields = {
         "the session's id; this or ctx_token on every event but content_retrieved from an origin, edge or index",
     }),
   ),
-  ctx_token: t.Optional(ClickToken),
+  ctx_token: t.Optional(clickToken("click token (ctx_ and 43 characters), as POST /click-tokens returns it")),
   turn_id: t.Optional(nullable(Identifier)),
   output_id: t.Optional(OutputId),
   output_element_id: t.Optional(Identifier),
@@ -258,9 +264,7 @@ const SchemaVersion = t.String({
 const envelopeFields = {
   schema_version: SchemaVersion,
   session_id: t.Optional(Uuid),
-  ctx_token: t.Optional(
-    t.String({ maxLength: 128, description: "click token; only with content_engaged and checkout_completed events" }),
-  ),
+  ctx_token: t.Optional(clickToken("click token; only with content_engaged and checkout_completed events")),
   agent_id: t.Optional(Identifier),
   started_at: t.Optional(Timestamp),
   manifest_ref: t.Optional(nullable(HttpUrl)),
