@@ -48,6 +48,13 @@ export function unsafeJsonValues(value: unknown, maxDepth: number): FieldError[]
   return errors;
 }
 
+/**
+ * Text made storable: NUL characters and lone surrogates become U+FFFD. For text
+ * the service writes about what it was sent (a refusal's detail, a manifest's
+ * problem), which may quote either.
+ */
+export const storableText = (text: string) => text.toWellFormed().replaceAll("\u0000", "\uFFFD");
+
 function unsafeStringReason(text: string): string | undefined {
   if (text.includes("\u0000")) return "contains a NUL character";
   if (!text.isWellFormed()) return "contains an unpaired UTF-16 surrogate";

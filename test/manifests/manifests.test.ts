@@ -138,7 +138,7 @@ describe("registering a participant manifest", () => {
 describe("refreshing manifests", () => {
   const due = () => new Date(Date.now() + 2 * 3600_000);
 
-  test("one manifest that cannot be stored is tried again later, and the others due are refreshed", async () => {
+  test("one manifest that cannot be stored drops its keys and is tried again later; the others due are refreshed", async () => {
     const { ctx } = await buildIdentityApp();
     const [stuck, fine] = [await orgWithWriteKey(), await orgWithWriteKey()];
     const hosts = [uniqueDomain("stuck"), uniqueDomain("fine")];
@@ -159,12 +159,27 @@ describe("refreshing manifests", () => {
       await refreshDueManifests(ctx, now);
       const get = (party: typeof stuck) => callIdentity("GET", "/api/v1/identity/manifest", { key: party.admin });
       expect((await get(fine)).body).toMatchObject({ status: "invalid", problem: "the manifest is not valid JSON" });
-      const postponed = (await get(stuck)).body;
-      expect(postponed.status).toBe("valid");
-      expect(Date.parse(postponed.refresh_at)).toBe(now.getTime() + 15 * 60 * 1000);
+      const failed = (await get(stuck)).body;
+      expect(failed).toMatchObject({ status: "invalid", problem: "the refreshed manifest could not be stored" });
+      expect(failed.key_ids).toEqual([]);
+      expect(Date.parse(failed.refresh_at)).toBe(now.getTime() + 15 * 60 * 1000);
     } finally {
       await ctx.sql.unsafe(`DROP TRIGGER ${trigger} ON participant_manifests; DROP FUNCTION ${trigger}()`);
     }
+  });
+
+  test("a refreshed manifest with a NUL in a member's name is recorded invalid, its keys dropped", async () => {
+    const { ctx } = await buildIdentityApp();
+    const host = uniqueDomain("nulname");
+    const key = await signingKey("key-1");
+    const { admin } = await orgWithWriteKey();
+    const document = manifestFor(host, { keys: [key.entry] });
+    expect((await register(admin, serveManifest(host, document))).status).toBe(200);
+    serveManifest(host, `${JSON.stringify(document).slice(0, -1)},"a\\u0000b":1}`);
+    await refreshDueManifests(ctx, due());
+    const record = (await callIdentity("GET", "/api/v1/identity/manifest", { key: admin })).body;
+    expect(record).toMatchObject({ status: "invalid", key_ids: [] });
+    expect(record.problem).toContain("contains a NUL character");
   });
 
   test("a refresh does not bring back a manifest removed, or replaced, while it fetched", async () => {

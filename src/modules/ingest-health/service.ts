@@ -1,3 +1,4 @@
+import { storableText } from "../../core/storable-json.ts";
 import type { Queryable, Sql } from "../../db/sql.ts";
 import type { Logger } from "../../log.ts";
 
@@ -7,9 +8,6 @@ const maxErrors = 20;
 const maxRefusalsPerOrg = 10;
 const maxRefusals = 200;
 const purgeEveryMs = hourMs;
-
-/** Text PostgreSQL stores: no NUL, no lone surrogate (a refused body may hold both, and errors quote it). */
-const storable = (text: string) => text.toWellFormed().replaceAll("\u0000", "\uFFFD");
 
 export interface Refusal {
   orgId: string;
@@ -69,11 +67,11 @@ export class IngestHealth {
     if (dropped) this.#refusals.splice(this.#refusals.indexOf(dropped), 1);
     this.#refusals.push({
       ...refusal,
-      path: storable(refusal.path),
-      detail: refusal.detail === undefined ? undefined : storable(refusal.detail),
+      path: storableText(refusal.path),
+      detail: refusal.detail === undefined ? undefined : storableText(refusal.detail),
       errors: JSON.parse(
         JSON.stringify(refusal.errors.slice(0, maxErrors), (_key, value) =>
-          typeof value === "string" ? storable(value) : value,
+          typeof value === "string" ? storableText(value) : value,
         ),
       ),
       at: new Date(at),

@@ -1,4 +1,5 @@
 // An organisation's registered participant manifest as stored (sql/052), and its wire form.
+import { storableText } from "../../core/storable-json.ts";
 import type { Queryable } from "../../db/sql.ts";
 import type { FetchedManifest } from "./fetch.ts";
 import type { ManifestStatus, ParticipantManifest } from "./model.ts";
@@ -54,7 +55,8 @@ export async function storeManifest(
 function fetchOutcome(fetched: FetchedManifest, now: Date) {
   return {
     document: fetched.status === "valid" ? JSON.stringify(fetched.manifest) : null,
-    problem: fetched.status === "valid" ? null : fetched.reason,
+    // A reason may quote the manifest's own text, NUL characters included.
+    problem: fetched.status === "valid" ? null : storableText(fetched.reason),
     refreshAt: new Date(now.getTime() + fetched.maxAgeSeconds * 1000),
   };
 }
@@ -63,6 +65,8 @@ function fetchOutcome(fetched: FetchedManifest, now: Date) {
  * Records a scheduled refetch, only while the registration is the one the refresh
  * read (same URL, same last fetch): a removal, a new URL or another fetch made
  * meanwhile (by the API or another instance) is not overwritten. True when stored.
+ * The last fetch is compared as the service wrote it, a JS Date (milliseconds):
+ * every writer of fetched_at passes one, never the database's now().
  */
 export async function storeRefreshedManifest(
   sql: Queryable,
@@ -79,14 +83,20 @@ export async function storeRefreshedManifest(
   return stored.count > 0;
 }
 
-/** Puts a manifest whose refresh failed back in the queue for later, so the others due go first. */
-export async function postponeRefresh(
+/**
+ * Records a refresh whose outcome could not be stored: the participant is
+ * unverified (its keys no longer verify, as after any failed refresh, 8.7) and
+ * is tried again at `retryAt`, behind the others due.
+ */
+export async function recordFailedRefresh(
   sql: Queryable,
   read: { orgId: string; fetchedAt: Date },
-  until: Date,
+  retryAt: Date,
 ): Promise<void> {
   await sql`
-    UPDATE participant_manifests SET refresh_at = ${until}
+    UPDATE participant_manifests
+    SET status = 'invalid', problem = 'the refreshed manifest could not be stored', document = NULL,
+        refresh_at = ${retryAt}
     WHERE org_id = ${read.orgId}::uuid AND fetched_at = ${read.fetchedAt}`;
 }
 

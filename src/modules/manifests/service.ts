@@ -3,7 +3,7 @@ import type { SignatureStatus } from "../../core/signature-status.ts";
 import type { Sql } from "../../db/sql.ts";
 import { describeError } from "../../log.ts";
 import { fetchManifest } from "./fetch.ts";
-import { postponeRefresh, storeRefreshedManifest, validManifestOf } from "./records.ts";
+import { recordFailedRefresh, storeRefreshedManifest, validManifestOf } from "./records.ts";
 import { verifyDetachedJws } from "./signatures.ts";
 
 export { checkManifestClaim, manifestClaimInstructions } from "./domain-claim.ts";
@@ -18,8 +18,9 @@ const failedRefreshRetryMs = 15 * 60 * 1000;
 
 /**
  * Refetches the manifests whose cache time has passed at `now` (the job's tick),
- * each fetch outside any transaction. One that cannot be stored is logged and
- * tried again later, behind the others. Returns how many were refetched.
+ * each fetch outside any transaction. One whose outcome cannot be stored is
+ * logged, recorded invalid (its keys drop) and tried again later, behind the
+ * others. Returns how many were refetched.
  */
 export async function refreshDueManifests(
   ctx: Pick<AppContext, "sql" | "domainProbe" | "log">,
@@ -33,8 +34,12 @@ export async function refreshDueManifests(
     try {
       await storeRefreshedManifest(ctx.sql, read, await fetchManifest(ctx.domainProbe, url), now);
     } catch (error) {
-      ctx.log.warn("manifest refresh failed; tried again later", { org_id, url, ...describeError(error) });
-      await postponeRefresh(ctx.sql, read, new Date(now.getTime() + failedRefreshRetryMs));
+      ctx.log.warn("manifest refresh could not be stored; unverified until tried again", {
+        org_id,
+        url,
+        ...describeError(error),
+      });
+      await recordFailedRefresh(ctx.sql, read, new Date(now.getTime() + failedRefreshRetryMs));
     }
   }
   return due.length;
