@@ -1,6 +1,7 @@
 import { createApp } from "./app.ts";
 import { ConfigError, listeningBaseUrl, loadConfig, serviceRoles } from "./config.ts";
 import { DatabaseStartupError } from "./db/startup-errors.ts";
+import { insecureSignInWarning } from "./http/credentials.ts";
 import { startJobs } from "./jobs/index.ts";
 import { watchForJobRunners } from "./jobs/runner-watch.ts";
 import { createLogger, describeError } from "./log.ts";
@@ -63,6 +64,8 @@ if (!process.env.PUBLIC_BASE_URL && app.server?.port !== undefined) {
   // Links follow the real port (PORT 0 picks one); ctx.config is this same object.
   config.PUBLIC_BASE_URL = listeningBaseUrl(config.HOST, app.server.port);
 }
+const signInWarning = insecureSignInWarning(config.PUBLIC_BASE_URL, config.SESSION_COOKIE_SECURE);
+if (signInWarning) log.warn(signInWarning);
 log.info("listening", {
   host: config.HOST,
   port: app.server?.port,

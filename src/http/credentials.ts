@@ -41,3 +41,15 @@ export function oidcBrowserCookie(value: string, maxAgeSeconds: number, secure: 
 export function clearedSessionCookie(secure: boolean): string {
   return `${sessionCookieName}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure ? "; Secure" : ""}`;
 }
+
+/**
+ * Why sign-in will not stick, when it will not: a browser keeps no Secure cookie
+ * from a plain-HTTP address other than localhost, so neither the session nor an
+ * OAuth start's binding would come back.
+ */
+export function insecureSignInWarning(publicBaseUrl: string, secureCookies: boolean): string | undefined {
+  const { protocol, hostname } = new URL(publicBaseUrl);
+  const loopback = hostname === "localhost" || hostname === "127.0.0.1" || hostname === "[::1]";
+  if (!secureCookies || protocol !== "http:" || loopback) return undefined;
+  return `PUBLIC_BASE_URL is plain HTTP (${publicBaseUrl}) while SESSION_COOKIE_SECURE is on: browsers drop Secure cookies there, so sign-in will not stick. Serve it over HTTPS, or set SESSION_COOKIE_SECURE=false for plain-HTTP development.`;
+}

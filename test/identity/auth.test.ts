@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { sha256 } from "../../src/core/secrets.ts";
+import { insecureSignInWarning } from "../../src/http/credentials.ts";
 import { purgeExpiredSignIns } from "../../src/modules/auth/purge.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { callIdentity, latestMagicToken, signIn, signInOperatorAdmin, uniqueEmail } from "../support/identity.ts";
@@ -194,5 +195,19 @@ describe("purging expired sign-in records", () => {
     expect(await ctx.sql`SELECT 1 FROM magic_link_tokens WHERE email = ${email}`).toHaveLength(0);
     expect(await ctx.sql`SELECT 1 FROM user_sessions WHERE token_hash = ${sha256(ended.session)}`).toHaveLength(0);
     expect((await callIdentity("GET", `${base}/session`, { session: live.session })).status).toBe(200);
+  });
+});
+
+describe("a plain-HTTP address with Secure cookies", () => {
+  test("is warned about at start, since sign-in would not stick; HTTPS, localhost and SESSION_COOKIE_SECURE=false are not", () => {
+    expect(insecureSignInWarning("http://svc.internal:3000", true)).toContain("sign-in will not stick");
+    for (const [url, secure] of [
+      ["https://svc.example.com", true],
+      ["http://localhost:3000", true],
+      ["http://127.0.0.1:3000", true],
+      ["http://svc.internal:3000", false],
+    ] as const) {
+      expect({ url, secure, warning: insecureSignInWarning(url, secure) }).toEqual({ url, secure, warning: undefined });
+    }
   });
 });

@@ -48,7 +48,10 @@ async function signInWith(options: { claims?: ClaimOverrides; signWithStrangerKe
 describe("OAuth / OpenID Connect sign-in", () => {
   test("lists the configured providers", async () => {
     const res = await callIdentity("GET", `${base}/oidc/providers`, { app });
-    expect(res.body.items).toEqual([{ id: "local", issuer: provider.issuer, start_url: `${base}/oidc/local/start` }]);
+    // At PUBLIC_BASE_URL, where the callback comes back: a start at another host's name would set its cookie there.
+    expect(res.body.items).toEqual([
+      { id: "local", issuer: provider.issuer, start_url: `http://localhost:3000${base}/oidc/local/start` },
+    ]);
   });
 
   test("start redirects to the provider with PKCE S256, state and nonce", async () => {

@@ -153,7 +153,13 @@ export const authModule = (ctx: AppContext) => {
     )
     .get(
       "/oidc/providers",
-      () => ({ items: oidc.list().map((p) => ({ ...p, start_url: `/api/v1/identity/auth/oidc/${p.id}/start` })) }),
+      // At PUBLIC_BASE_URL, the host the provider sends the browser back to: the start's
+      // binding cookie is set for the host it is started at, and must come back with the callback.
+      () => ({
+        items: oidc
+          .list()
+          .map((p) => ({ ...p, start_url: `${ctx.config.PUBLIC_BASE_URL}/api/v1/identity/auth/oidc/${p.id}/start` })),
+      }),
       {
         public: "by_address",
         response: t.Object({ items: t.Array(t.Object({ id: t.String(), issuer: t.String(), start_url: t.String() })) }),
