@@ -128,6 +128,39 @@ describe("ingest health", () => {
     expect(seen.body.refusals).toEqual([]);
   });
 
+  test("when the counts cannot be written, counts and refusals both wait for the next flush", async () => {
+    const { ctx } = await testRuntime();
+    const org = await createTestOrg({ type: "platform" });
+    const instance = new IngestHealth(ctx.sql, ctx.log);
+    instance.accepted(org.id, 4);
+    instance.refused({
+      orgId: org.id,
+      path: "/events",
+      status: 400,
+      code: "validation_failed",
+      detail: "kept through the outage",
+      errors: [],
+      events: 1,
+      requestId: undefined,
+    });
+    const trigger = `refuse_${crypto.randomUUID().replaceAll("-", "")}`;
+    await ctx.sql.unsafe(`
+      CREATE FUNCTION ${trigger}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
+      CREATE TRIGGER ${trigger} BEFORE INSERT ON ingest_hours
+      FOR EACH ROW WHEN (NEW.org_id = '${org.id}') EXECUTE FUNCTION ${trigger}()`);
+    try {
+      await instance.flush();
+    } finally {
+      await ctx.sql.unsafe(`DROP TRIGGER ${trigger} ON ingest_hours; DROP FUNCTION ${trigger}()`);
+    }
+    expect((await health(org.key)).body).toMatchObject({ hours: [], refusals: [] });
+    await instance.flush();
+    const seen = await health(org.key);
+    expect(seen.body.hours[0]).toMatchObject({ accepted_events: 4, refused_requests: 1, refused_events: 1 });
+    expect(seen.body.refusals.map((r: { detail: string }) => r.detail)).toEqual(["kept through the outage"]);
+  });
+
   test("a new process purges on its first flush: one restarted more often than hourly still purges", async () => {
     const { ctx } = await testRuntime();
     const org = await createTestOrg({ type: "platform" });

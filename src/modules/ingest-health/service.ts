@@ -56,16 +56,7 @@ export class IngestHealth {
     const counts = this.#countsOf(refusal.orgId, at);
     counts.refusedRequests += 1;
     counts.refusedEvents += refusal.events;
-    // Under a flood of refusals, the newest few per organisation are kept.
-    const ofOrg = this.#refusals.filter((kept) => kept.orgId === refusal.orgId);
-    const dropped =
-      ofOrg.length >= maxRefusalsPerOrg
-        ? ofOrg[0]
-        : this.#refusals.length >= maxRefusals
-          ? this.#refusals[0]
-          : undefined;
-    if (dropped) this.#refusals.splice(this.#refusals.indexOf(dropped), 1);
-    this.#refusals.push({
+    this.#keep({
       ...refusal,
       path: storableText(refusal.path),
       detail: refusal.detail === undefined ? undefined : storableText(refusal.detail),
@@ -76,6 +67,19 @@ export class IngestHealth {
       ),
       at: new Date(at),
     });
+  }
+
+  /** Keeps a refusal, newest last; under a flood, the newest few per organisation and in all. */
+  #keep(refusal: Refusal & { at: Date }): void {
+    const ofOrg = this.#refusals.filter((kept) => kept.orgId === refusal.orgId);
+    const dropped =
+      ofOrg.length >= maxRefusalsPerOrg
+        ? ofOrg[0]
+        : this.#refusals.length >= maxRefusals
+          ? this.#refusals[0]
+          : undefined;
+    if (dropped) this.#refusals.splice(this.#refusals.indexOf(dropped), 1);
+    this.#refusals.push(refusal);
   }
 
   #countsOf(orgId: string, at: number): HourCounts {
@@ -102,24 +106,24 @@ export class IngestHealth {
     try {
       await writeHours(this.sql, hours);
     } catch (error) {
-      // The counts are kept for the next flush (the database may be away for a
-      // moment); the refusals are dropped with them unwritten, so that one the
-      // database refuses cannot block every later flush.
+      // The database may be away for a moment: counts and refusals are kept for the
+      // next flush, older than what arrived meanwhile (within the same limits).
       for (const counts of hours) {
         const kept = this.#countsOf(counts.orgId, counts.hourMs);
         kept.accepted += counts.accepted;
         kept.refusedRequests += counts.refusedRequests;
         kept.refusedEvents += counts.refusedEvents;
       }
-      this.log.warn("ingest health could not be written; its counts are kept for the next try", {
-        error: String(error),
-        refusals_dropped: refusals.length,
-      });
+      const arrived = this.#refusals;
+      this.#refusals = [];
+      for (const refusal of [...refusals, ...arrived]) this.#keep(refusal);
+      this.log.warn("ingest health could not be written; it is kept for the next try", { error: String(error) });
       return;
     }
     try {
       await writeRefusals(this.sql, refusals);
     } catch (error) {
+      // Dropped, so that one the database refuses cannot block every later flush.
       this.log.warn("ingest refusals could not be written; they are dropped", {
         error: String(error),
         refusals_dropped: refusals.length,
