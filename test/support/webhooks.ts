@@ -1,6 +1,7 @@
 import type { LookupAddress } from "node:dns";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { type WebhookEventType, webhookEventData } from "../../src/modules/outbox/model.ts";
 import { createWebhookSender, type WebhookSender } from "../../src/modules/webhooks/sender.ts";
@@ -165,5 +166,18 @@ export async function testSweeper(options: {
 export function undocumentedData(type: string, data: unknown): string[] {
   const schema = webhookEventData[type as WebhookEventType];
   if (!schema) return [`${type} is not a documented event type`];
-  return [...Value.Errors(schema, data)].map((error) => `${type} data${error.path}: ${error.message}`);
+  return [
+    ...[...Value.Errors(schema, data)].map((error) => `${type} data${error.path}: ${error.message}`),
+    ...membersNotDocumented(schema, data, "").map((path) => `${type} data${path}: not in the documented schema`),
+  ];
+}
+
+/** Object members `value` holds that `schema` does not name (TypeBox objects let them pass by default). */
+function membersNotDocumented(schema: TSchema, value: unknown, path: string): string[] {
+  if (schema.type !== "object" || typeof value !== "object" || value === null) return [];
+  const properties = (schema.properties ?? {}) as Record<string, TSchema>;
+  return Object.entries(value).flatMap(([name, member]) => {
+    const documented = properties[name];
+    return documented ? membersNotDocumented(documented, member, `${path}/${name}`) : [`${path}/${name}`];
+  });
 }
