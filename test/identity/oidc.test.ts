@@ -324,6 +324,7 @@ describe("a sign-in provider that misbehaves", () => {
       "/token",
       () => Response.json({ error: "temporarily_unavailable" }, { status: 503 }),
     ],
+    ["a token endpoint answering a JSON array", "/token", () => Response.json([])],
     ["a key set answering 500", "/jwks", () => new Response("down", { status: 500 })],
     ["a key set that is not one", "/jwks", () => Response.json({ nope: 1 })],
   ])("%s is 503 at the callback", async (_, path, respond) => {
@@ -336,6 +337,18 @@ describe("a sign-in provider that misbehaves", () => {
       expect(res.body.code).toBe("oidc_provider_unavailable");
     } finally {
       misbehaving.replaceAnswer(path, undefined);
+    }
+  });
+
+  test("a token endpoint's 4xx refuses the code, whatever its body: 401", async () => {
+    const browser = await freshApp();
+    const callback = misbehaving.approve(await browser.start(), { claims: { email: uniqueEmail() } });
+    misbehaving.replaceAnswer("/token", () => new Response("<html>bad request</html>", { status: 400 }));
+    try {
+      const res = await browser.get(callback);
+      expect([res.status, res.body.detail]).toEqual([401, "the provider refused the code: 400"]);
+    } finally {
+      misbehaving.replaceAnswer("/token", undefined);
     }
   });
 

@@ -2,7 +2,7 @@ import { Type as T } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from "jose";
 import type { Config, OidcProviderConfig } from "../../config.ts";
-import { ProblemError, problem } from "../../core/problem.ts";
+import { problem } from "../../core/problem.ts";
 import { randomToken, sha256 } from "../../core/secrets.ts";
 import type { Sql } from "../../db/sql.ts";
 import { Email } from "./model.ts";
@@ -68,6 +68,16 @@ const providerAtFault = (error: unknown) =>
   error instanceof errors.JWKSTimeout ||
   error instanceof errors.JWKSInvalid ||
   error.code === "ERR_JOSE_GENERIC";
+
+/** The JSON object `text` holds, if it holds one (not an array, not a scalar). */
+function jsonObjectIn(text: string): { id_token?: unknown; error?: unknown } | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The ID token's audiences, as a list (it may be one string). */
 const audiencesOf = (claims: JWTPayload) => (Array.isArray(claims.aud) ? claims.aud : [claims.aud]);
@@ -273,25 +283,29 @@ export class OidcSignIn {
       const credentials = `${encodeURIComponent(provider.client_id)}:${encodeURIComponent(provider.client_secret)}`;
       headers.authorization = `Basic ${Buffer.from(credentials).toString("base64")}`;
     }
-    let body: { id_token?: unknown; error?: unknown };
+    let response: Response;
+    let text: string;
     try {
-      const response = await fetch(discovery.token, {
+      response = await fetch(discovery.token, {
         method: "POST",
         headers,
         body: form,
         signal: AbortSignal.timeout(httpTimeoutMs),
         redirect: "error",
       });
-      const answer: unknown = await response.json();
-      if (typeof answer !== "object" || answer === null) throw new Error("the answer is not a JSON object");
-      body = answer;
-      if (response.status >= 500)
-        throw new Error(`status ${response.status} (${String(body.error ?? "no error code")})`);
-      if (!response.ok)
-        throw problem("unauthorized", `the provider refused the code: ${String(body.error ?? response.status)}`);
+      text = await response.text();
     } catch (error) {
-      if (error instanceof ProblemError) throw error;
       throw problem("oidc_provider_unavailable", `the token exchange failed: ${(error as Error).message}`);
+    }
+    const body = jsonObjectIn(text);
+    // A 4xx is the provider refusing this code (RFC 6749 5.2), whatever its body; a 5xx, or
+    // a success that is no JSON object, is the provider failing.
+    if (response.status >= 400 && response.status < 500) {
+      throw problem("unauthorized", `the provider refused the code: ${String(body?.error ?? response.status)}`);
+    }
+    if (!response.ok || !body) {
+      const why = response.ok ? "the answer is not a JSON object" : `status ${response.status}`;
+      throw problem("oidc_provider_unavailable", `the token exchange failed: ${why}`);
     }
     if (typeof body.id_token !== "string") throw problem("unauthorized", "the provider answered no ID token");
     return body.id_token;

@@ -1,6 +1,8 @@
 import { t } from "elysia";
 import { type WebhookEventType, webhookEventData, webhookEventSummaries } from "../outbox/model.ts";
 import { identityEventTypes } from "../outbox/service.ts";
+import { maxAttempts, retryDelayAfter } from "./schedule.ts";
+import { deliveryTimeoutMs, responseSampleBytes } from "./sender.ts";
 import { maxUrlLength } from "./url-guard.ts";
 
 const eventTypeList = identityEventTypes.join(", ");
@@ -151,6 +153,20 @@ const deliveryHeaderParameters = (eventType: string) => [
   },
 ];
 
+/** A wait in the words the docs use: "5 minutes", "2 hours". */
+const inWords = (ms: number) => {
+  const [amount, unit] = ms % 3_600_000 === 0 ? [ms / 3_600_000, "hour"] : [ms / 60_000, "minute"];
+  return `${amount} ${unit}${amount === 1 ? "" : "s"}`;
+};
+
+/** Success, retries and dead-lettering, from the constants the sweep runs on. */
+const deliveryRules = (() => {
+  const waits = Array.from({ length: maxAttempts - 1 }, (_, i) => retryDelayAfter(i + 1) as number);
+  const last = waits.at(-1) as number;
+  const first = waits.slice(0, waits.indexOf(last)).map(inWords).join(", ");
+  return `Success is any 2xx within ${deliveryTimeoutMs / 1000} s. A failed attempt is retried ${first}, then every ${inWords(last)} later; the ${maxAttempts}th failure dead-letters the delivery. Redirects are never followed.`;
+})();
+
 /**
  * The OpenAPI 3.1 `webhooks` of the document: one POST per event type, with its
  * envelope, the `data` of webhookEventData, the signing headers and what counts
@@ -163,8 +179,7 @@ export function documentedWebhooks(): Record<string, unknown> {
       {
         post: {
           summary: webhookEventSummaries[type],
-          description:
-            "POST of the JSON envelope to each endpoint subscribed to this type. Success is any 2xx within 10 s. A failed attempt is retried 1 minute, 5 minutes, 30 minutes, 2 hours, then every 12 hours later; the 8th failure dead-letters the delivery. Redirects are never followed.",
+          description: `POST of the JSON envelope to ${type === "ping" ? "the one endpoint pinged, whatever it subscribes to" : "each endpoint subscribed to this type"}. ${deliveryRules}`,
           tags: ["Webhooks"],
           parameters: deliveryHeaderParameters(type),
           requestBody: {
@@ -183,7 +198,11 @@ export function documentedWebhooks(): Record<string, unknown> {
               },
             },
           },
-          responses: { "2XX": { description: "delivered: any 2xx within 10 s; the first 1 KiB of the body is kept" } },
+          responses: {
+            "2XX": {
+              description: `delivered: any 2xx within ${deliveryTimeoutMs / 1000} s; the first ${responseSampleBytes} bytes of the body are kept`,
+            },
+          },
         },
       },
     ]),
