@@ -1,6 +1,6 @@
 import { ApiError, type DataOf, identity, ok } from "./api.ts";
 import { h } from "./dom.ts";
-import { errorNote, onPress } from "./feedback.ts";
+import { errorNote, onPress, takePressed } from "./feedback.ts";
 import { navigate, type Organisation, param, type ViewName, viewNames } from "./state.ts";
 import { admin } from "./views/admin.ts";
 import { delegations } from "./views/delegations.ts";
@@ -40,7 +40,9 @@ const root = document.getElementById("app") as HTMLElement;
 async function render(): Promise<void> {
   // Every change redraws the view: the control just used gets the focus back, so that
   // a keyboard or screen-reader user goes on from where they were.
-  const focused = root.contains(document.activeElement) ? markOf(document.activeElement as Element) : undefined;
+  const pressed = takePressed();
+  const active = root.contains(document.activeElement) ? document.activeElement : pressed;
+  const focused = active && root.contains(active) ? markOf(active) : undefined;
   stopRefocusing();
   root.setAttribute("aria-busy", "true");
   try {
@@ -97,6 +99,9 @@ const findMarked = (mark: FocusMark) =>
  */
 function refocus(mark: FocusMark): void {
   const focus = () => {
+    // By words and place, only once every region has drawn: a row of a region still
+    // loading would shift the place, and another row's control would take the focus.
+    if (!mark.id && root.querySelector("[aria-busy=true]")) return false;
     const element = findMarked(mark);
     if (!element) return false;
     const usable = (element as HTMLButtonElement).disabled
@@ -108,7 +113,7 @@ function refocus(mark: FocusMark): void {
   if (focus()) return;
   const watch = new MutationObserver(() => focus() && stopRefocusing());
   refocusing = watch;
-  watch.observe(root, { childList: true, subtree: true });
+  watch.observe(root, { childList: true, subtree: true, attributeFilter: ["aria-busy"] });
   // A control the new view does not have (another page) is not waited for.
   setTimeout(() => refocusing === watch && stopRefocusing(), 10_000);
 }

@@ -44,27 +44,45 @@ export function submitting(form: HTMLFormElement, action: () => Promise<void>): 
     event.preventDefault();
     const button = form.querySelector("button[type=submit]") as HTMLButtonElement | null;
     form.querySelector(".error")?.remove();
+    if (button && document.activeElement === button) pressedLast = button;
     if (button) button.disabled = true;
     try {
       await action();
     } catch (error) {
       form.append(errorNote(error));
     } finally {
+      if (pressedLast === button) pressedLast = undefined;
       if (button) button.disabled = false;
     }
   });
+}
+
+/**
+ * The control whose action ran last. Disabling a focused control takes the focus
+ * away, so a redraw after its action asks here which control to give it back to.
+ */
+let pressedLast: HTMLElement | undefined;
+
+/** The control pressed last, once: the next redraw gives it the focus back. */
+export function takePressed(): HTMLElement | undefined {
+  const pressed = pressedLast;
+  pressedLast = undefined;
+  return pressed;
 }
 
 /** A button's action, with its error shown beside the button. */
 export function onPress(button: HTMLButtonElement, action: () => Promise<void>): HTMLButtonElement {
   button.addEventListener("click", async () => {
     button.parentElement?.querySelector(".error")?.remove();
+    if (document.activeElement === button) pressedLast = button;
     button.disabled = true;
     try {
       await action();
     } catch (error) {
       button.after(errorNote(error));
     } finally {
+      // A redraw during the action took it; without one, it is not kept for a later redraw.
+      if (pressedLast === button) pressedLast = undefined;
       button.disabled = false;
     }
   });
