@@ -38,6 +38,11 @@ export function normalizeDomain(input: string): string {
   return host;
 }
 
+/** Whether a canonical host is a host name DNS could hold: labels of 1 to 63 letters, digits and hyphens, 253 at most in all. */
+export function isHostName(host: string): boolean {
+  return host.length <= 253 && host.split(".").every((part) => label.test(part));
+}
+
 /** The host of a parsed URL in the same canonical form, or null when it has none. */
 export function hostOfParsedUrl(url: URL): string | null {
   const host = url.hostname.replace(/\.$/, "").toLowerCase();

@@ -53,4 +53,29 @@ describe("GET /resolve (public)", () => {
       expect(res.status).toBe(400);
     }
   });
+
+  test("looks up host names only: what the URL parser would let through is refused, naming the parameter", async () => {
+    const longest = `${"a.".repeat(4000)}com`;
+    for (const [query, path] of [
+      [`?url=${encodeURIComponent(`http://${longest}/`)}`, "/url"],
+      [`?domain=${"b".repeat(64)}.example`, "/domain"],
+      ["?domain=.site.example", "/domain"],
+      ["?domain=*.site.example", "/domain"],
+      [`?domain=${encodeURIComponent("site.example\\evil")}`, "/domain"],
+      ["?domain=site.example..", "/domain"],
+      [`?url=${encodeURIComponent("ftp://site.example/file")}`, "/url"],
+      [`?url=${encodeURIComponent("http://[::1]/")}`, "/url"],
+    ] as const) {
+      const res = await call("GET", `/resolve${query}`);
+      expect({ query: query.slice(0, 60), status: res.status, path: res.body.errors?.[0]?.path }).toEqual({
+        query: query.slice(0, 60),
+        status: 400,
+        path,
+      });
+    }
+    // IPs and one trailing dot are host names still: not handled, not refused.
+    for (const domain of ["192.0.2.1", "site.example."]) {
+      expect((await call("GET", `/resolve?domain=${domain}`)).body.handled).toBe(false);
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
-import { hostOfUrl } from "../../core/hosts.ts";
+import { hostOfUrl, isHostName } from "../../core/hosts.ts";
 import { invalid } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { resolveDomain } from "./service.ts";
@@ -16,6 +16,11 @@ const Resolution = t.Object({
   organization: t.Nullable(t.Object({ id: t.String({ format: "uuid" }), name: t.String() })),
 });
 
+/** The host of an http or https URL; null for any other. */
+function hostOfHttpUrl(url: string): string | null {
+  return /^https?:\/\//i.test(url) ? hostOfUrl(url) : null;
+}
+
 /** Host of the `domain` or `url` parameter in canonical form (lower case, punycode, no trailing dot). */
 function queriedHost(query: { domain?: string; url?: string }): string {
   if ((query.domain === undefined) === (query.url === undefined)) {
@@ -23,10 +28,13 @@ function queriedHost(query: { domain?: string; url?: string }): string {
       { path: "/domain", message: "exactly one of domain or url is required" },
     ]);
   }
-  const host = query.url !== undefined ? hostOfUrl(query.url) : hostOfUrl(`http://${query.domain}/`);
-  if (!host || (query.domain !== undefined && /[/:@?#]/.test(query.domain))) {
+  const host = query.url !== undefined ? hostOfHttpUrl(query.url) : hostOfUrl(`http://${query.domain}/`);
+  // The URL parser lets much through (a backslash ends a host, "*" and empty labels pass):
+  // only a host name DNS could hold is looked up, which also bounds the lookup's size.
+  if (!host || !isHostName(host) || (query.domain !== undefined && /[/:@?#\\*\s]/.test(query.domain))) {
     const path = query.url !== undefined ? "/url" : "/domain";
-    throw invalid("no host name in the query", [{ path, message: "is not a host name or a URL with one" }]);
+    const message = query.url !== undefined ? "is not an http or https URL with a host name" : "is not a host name";
+    throw invalid("no host name in the query", [{ path, message }]);
   }
   return host;
 }
