@@ -180,6 +180,8 @@ describe("GET /ctx/{token}", () => {
     expect(foreign.body).toMatchObject({ code: "foreign_click_token", errors: [{ path: "/token" }] });
     const huge = await resolve(network.key, `ctx_${"a".repeat(400)}`);
     expect(huge.status).toBe(400);
+    // The standard's ct_ pattern needs 16 characters at least (Annex A): a shorter one is no token at all.
+    expect((await resolve(network.key, "ct_abcdefgh")).status).toBe(400);
   });
 
   test("agent keys resolve too; content-owner keys never do", async () => {

@@ -12,7 +12,7 @@ import { ClickManifest, ClickToken, ClickTokenParams, ClickTokenRequest, LookupC
 import { clickTokenPrefix, issueClickToken } from "./service.ts";
 
 /** A token of the standard's own pattern (`ct_…`, standard 7.4) was issued elsewhere, not by this service. */
-const standardToken = /^ct_[A-Za-z0-9_-]{8,240}$/;
+const standardToken = /^ct_[A-Za-z0-9_-]{16,240}$/;
 const ownToken = /^ctx_[A-Za-z0-9_-]{43}$/;
 
 /** A token this service cannot have issued: 400 (malformed) or 422 (another issuer's) naming the path parameter, before any lookup. */
