@@ -139,6 +139,23 @@ describe("GET /ctx/{token}", () => {
     expect((await resolve(network.key, token)).body.events).toEqual([]);
   });
 
+  test("an event on a subdomain another owner verified shows only when both owners are visible", async () => {
+    const parent = await visibleOwner();
+    const blog = `blog.${parent.domain}`;
+    const child = await createTestOrg({ domain: blog });
+    const { token } = await agentSessionWithToken({
+      clickUrl: `https://${parent.domain}/article`,
+      events: inOrder([validEvents.grounded(parent.domain), validEvents.grounded(blog)]),
+    });
+    const network = await createTestOrg({ type: "platform" });
+    const shown = async () =>
+      (await resolve(network.key, token)).body.events.map((e: { content_url: string }) => new URL(e.content_url).host);
+    // The child's opt-out holds though the parent's owner opted in.
+    expect(await shown()).toEqual([parent.domain]);
+    await setFlag(child, "visible_in_click_token_lookups");
+    expect(await shown()).toEqual([parent.domain, blog]);
+  });
+
   test("the session's privacy level withholds conversation-derived data; content_url always shows", async () => {
     const owner = await visibleOwner();
     const data = {

@@ -71,18 +71,20 @@ export async function resolveClickManifest(sql: Sql, raw: string): Promise<Resol
     JOIN organization_settings o ON o.org_id = t.org_id AND o.share_sessions_via_click_tokens
     WHERE t.token_hash = ${hash} AND t.expires_at > now()`;
   if (!token) return undefined;
-  // An event is shown when its host lies on a verified domain whose owner is
-  // visible in click-token lookups (a verified domain covers its subdomains).
+  // An event belongs to every owner with a verified domain covering its host (a
+  // verified domain covers its subdomains, DESIGN "Counting"). It is shown only
+  // when each of them is visible in click-token lookups: one owner's opt-out is
+  // not overridden by another's opt-in (a parent domain's owner, say).
   const rows = await sql<EventRow[]>`
     SELECT e.event_type, e.event_time, e.turn_id, e.output_id, e.content_url, e.data, v.owners
     FROM events e
     JOIN LATERAL (
-      SELECT array_agg(d.org_id) AS owners
+      SELECT array_agg(d.org_id) AS owners, bool_and(coalesce(o.visible_in_click_token_lookups, false)) AS visible
       FROM domains d
-      JOIN organization_settings o ON o.org_id = d.org_id AND o.visible_in_click_token_lookups
+      LEFT JOIN organization_settings o ON o.org_id = d.org_id
       WHERE d.state = 'verified'
         AND (e.content_host = d.domain OR right(e.content_host, char_length(d.domain) + 1) = '.' || d.domain)
-    ) v ON v.owners IS NOT NULL
+    ) v ON v.owners IS NOT NULL AND v.visible
     WHERE e.session_id = ${token.session_id}::uuid
       AND e.event_type = ANY(${[...manifestEventTypes]}::text[])
       AND e.content_url IS NOT NULL
