@@ -122,6 +122,37 @@ describe("ctx_token on events", () => {
     expect(engagement).toMatchObject({ session_id: agentsEvent?.session_id, agent_id: "assistant-7" });
   });
 
+  test("the network that reports a click never reads the agent's session id back; the agent does", async () => {
+    const { agent, sessionId, token } = await agentWithToken();
+    const network = await createTestOrg({ type: "platform" });
+    const sent = await call("POST", "/events", {
+      key: network.key,
+      body: batch([validEvents.checkout()], { ctx_token: token }),
+    });
+    expect(sent.status).toBe(200);
+    const listed = async (key: string) => {
+      const page = await call("GET", "/agent/events", { key });
+      const exported = await call("GET", "/agent/export?format=ndjson", { key });
+      // One NDJSON line reads as one JSON document.
+      const lines =
+        typeof exported.body === "string"
+          ? exported.body
+              .trim()
+              .split("\n")
+              .map((line) => JSON.parse(line))
+          : [exported.body];
+      const exportedIds = lines.map((line: { session_id: string | null }) => line.session_id);
+      return { page: page.body.items.map((item: { session_id: string | null }) => item.session_id), exportedIds };
+    };
+    expect(await listed(network.key)).toEqual({ page: [null], exportedIds: [null] });
+    // The click is stored in the agent's session all the same: the agent's own events name it.
+    await call("POST", "/events", {
+      key: agent.key,
+      body: batch([validEvents.retrieved("shop.example.net", { source_role: "agent" })], { session_id: sessionId }),
+    });
+    expect(await listed(agent.key)).toEqual({ page: [sessionId], exportedIds: [sessionId] });
+  });
+
   test("an envelope ctx_token applies to every event of the batch", async () => {
     const { sessionId, token } = await agentWithToken();
     const network = await createTestOrg({ type: "platform" });

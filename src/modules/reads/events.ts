@@ -54,12 +54,23 @@ export const toEventItem = ({ session_name, ...row }: EventRow & { session_name:
  * A page of events with each session's name as its reporter gives it (sql/067):
  * its id, but for the few renamed sessions. Joined once the page is cut, so the
  * page keeps its plan (an ordered scan of the range that stops at the limit).
+ * A reporter sees no name for a session it does not own: an event it reported
+ * with a click token is bound to the issuing agent's session, whose id the token
+ * exists to keep from it (standard 7.1).
  */
-const withSessionNames = (sql: Sql, page: Fragment, order: Fragment) => sql`
-  SELECT page.*, coalesce(renamed.wire_id, page.session_id) AS session_name
-  FROM (${page}) page
-  LEFT JOIN sessions renamed ON renamed.id = page.session_id AND renamed.wire_id IS NOT NULL
-  ORDER BY ${order}`;
+const withSessionNames = (sql: Sql, scope: ReadScope, page: Fragment, order: Fragment) =>
+  scope.view === "reporter"
+    ? sql`
+      SELECT page.*,
+             CASE WHEN own.org_id <> page.platform_id THEN NULL ELSE coalesce(own.wire_id, page.session_id) END AS session_name
+      FROM (${page}) page
+      LEFT JOIN sessions own ON own.id = page.session_id
+      ORDER BY ${order}`
+    : sql`
+      SELECT page.*, coalesce(renamed.wire_id, page.session_id) AS session_name
+      FROM (${page}) page
+      LEFT JOIN sessions renamed ON renamed.id = page.session_id AND renamed.wire_id IS NOT NULL
+      ORDER BY ${order}`;
 
 /**
  * Events newest first. `total` comes from the rollups, or, filtered by signature
@@ -96,6 +107,7 @@ export async function listEvents(
   const rows = edge?.from
     ? await sql<(EventRow & { session_name: string | null })[]>`${withSessionNames(
         sql,
+        scope,
         sql`
           SELECT ${eventColumns(sql)} FROM events
           WHERE ${inRange} AND event_time >= ${edge.from}::timestamptz ${filterOf(sql, filter)}
@@ -151,6 +163,7 @@ export async function* streamEventBatches(
     const windowEnd = new Date(stepEndMs >= Math.min(endMs, Date.now() + aheadOfNowMs) ? endMs : stepEndMs);
     const rows = await sql<(EventRow & { session_name: string | null; position: string })[]>`${withSessionNames(
       sql,
+      scope,
       sql`
       SELECT ${eventColumns(sql)},
              to_char(event_time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position
