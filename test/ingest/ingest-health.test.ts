@@ -2,10 +2,23 @@ import { describe, expect, test } from "bun:test";
 import { IngestHealth } from "../../src/modules/ingest-health/service.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
+import { whileRefusing } from "../support/refusing-trigger.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
 
 const health = (key: string) => call("GET", "/api/v1/identity/ingest-health", { key });
+
+/** A refused /events request of `orgId` that carried `events` events. */
+const refusalOf = (orgId: string, detail: string, events: number) => ({
+  orgId,
+  path: "/events",
+  status: 400,
+  code: "validation_failed",
+  detail,
+  errors: [],
+  events,
+  requestId: undefined,
+});
 
 describe("ingest health", () => {
   test("counts the events accepted and the requests refused this hour, and lists the refusals with their errors", async () => {
@@ -101,27 +114,10 @@ describe("ingest health", () => {
     const org = await createTestOrg({ type: "platform" });
     const instance = new IngestHealth(ctx.sql, ctx.log);
     instance.accepted(org.id, 5);
-    instance.refused({
-      orgId: org.id,
-      path: "/events",
-      status: 400,
-      code: "validation_failed",
-      detail: "refused",
-      errors: [],
-      events: 2,
-      requestId: undefined,
-    });
-    const trigger = `refuse_${crypto.randomUUID().replaceAll("-", "")}`;
-    await ctx.sql.unsafe(`
-      CREATE FUNCTION ${trigger}() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
-      CREATE TRIGGER ${trigger} BEFORE INSERT ON ingest_refusals
-      FOR EACH ROW WHEN (NEW.org_id = '${org.id}') EXECUTE FUNCTION ${trigger}()`);
-    try {
-      await instance.flush();
-    } finally {
-      await ctx.sql.unsafe(`DROP TRIGGER ${trigger} ON ingest_refusals; DROP FUNCTION ${trigger}()`);
-    }
+    instance.refused(refusalOf(org.id, "refused", 2));
+    await whileRefusing(ctx.sql, { event: "INSERT", table: "ingest_refusals", when: `NEW.org_id = '${org.id}'` }, () =>
+      instance.flush(),
+    );
     await instance.flush();
     const seen = await health(org.key);
     expect(seen.body.hours[0]).toMatchObject({ accepted_events: 5, refused_requests: 1, refused_events: 2 });
@@ -133,27 +129,10 @@ describe("ingest health", () => {
     const org = await createTestOrg({ type: "platform" });
     const instance = new IngestHealth(ctx.sql, ctx.log);
     instance.accepted(org.id, 4);
-    instance.refused({
-      orgId: org.id,
-      path: "/events",
-      status: 400,
-      code: "validation_failed",
-      detail: "kept through the outage",
-      errors: [],
-      events: 1,
-      requestId: undefined,
-    });
-    const trigger = `refuse_${crypto.randomUUID().replaceAll("-", "")}`;
-    await ctx.sql.unsafe(`
-      CREATE FUNCTION ${trigger}() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
-      CREATE TRIGGER ${trigger} BEFORE INSERT ON ingest_hours
-      FOR EACH ROW WHEN (NEW.org_id = '${org.id}') EXECUTE FUNCTION ${trigger}()`);
-    try {
-      await instance.flush();
-    } finally {
-      await ctx.sql.unsafe(`DROP TRIGGER ${trigger} ON ingest_hours; DROP FUNCTION ${trigger}()`);
-    }
+    instance.refused(refusalOf(org.id, "kept through the outage", 1));
+    await whileRefusing(ctx.sql, { event: "INSERT", table: "ingest_hours", when: `NEW.org_id = '${org.id}'` }, () =>
+      instance.flush(),
+    );
     expect((await health(org.key)).body).toMatchObject({ hours: [], refusals: [] });
     await instance.flush();
     const seen = await health(org.key);

@@ -6,6 +6,7 @@ import { publishFile } from "../support/domain-probe.ts";
 import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
 import { buildIdentityApp, callIdentity } from "../support/identity.ts";
 import { manifestFor, serveManifest, signingKey } from "../support/manifests.ts";
+import { whileRefusing } from "../support/refusing-trigger.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
 
@@ -148,24 +149,18 @@ describe("refreshing manifests", () => {
       serveManifest(host, "{broken");
     }
     // The stuck one's store fails, as a database refusing it would.
-    const trigger = `refuse_${crypto.randomUUID().replaceAll("-", "")}`;
-    await ctx.sql.unsafe(`
-      CREATE FUNCTION ${trigger}() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
-      CREATE TRIGGER ${trigger} BEFORE UPDATE OF fetched_at ON participant_manifests
-      FOR EACH ROW WHEN (OLD.org_id = '${stuck.org.id}') EXECUTE FUNCTION ${trigger}()`);
-    try {
-      const now = due();
-      await refreshDueManifests(ctx, now);
-      const get = (party: typeof stuck) => callIdentity("GET", "/api/v1/identity/manifest", { key: party.admin });
-      expect((await get(fine)).body).toMatchObject({ status: "invalid", problem: "the manifest is not valid JSON" });
-      const failed = (await get(stuck)).body;
-      expect(failed).toMatchObject({ status: "invalid", problem: "the refreshed manifest could not be stored" });
-      expect(failed.key_ids).toEqual([]);
-      expect(Date.parse(failed.refresh_at)).toBe(now.getTime() + 15 * 60 * 1000);
-    } finally {
-      await ctx.sql.unsafe(`DROP TRIGGER ${trigger} ON participant_manifests; DROP FUNCTION ${trigger}()`);
-    }
+    const now = due();
+    await whileRefusing(
+      ctx.sql,
+      { event: "UPDATE OF fetched_at", table: "participant_manifests", when: `OLD.org_id = '${stuck.org.id}'` },
+      () => refreshDueManifests(ctx, now),
+    );
+    const get = (party: typeof stuck) => callIdentity("GET", "/api/v1/identity/manifest", { key: party.admin });
+    expect((await get(fine)).body).toMatchObject({ status: "invalid", problem: "the manifest is not valid JSON" });
+    const failed = (await get(stuck)).body;
+    expect(failed).toMatchObject({ status: "invalid", problem: "the refreshed manifest could not be stored" });
+    expect(failed.key_ids).toEqual([]);
+    expect(Date.parse(failed.refresh_at)).toBe(now.getTime() + 15 * 60 * 1000);
   });
 
   test("a refreshed manifest with a NUL in a member's name is recorded invalid, its keys dropped", async () => {
