@@ -163,15 +163,16 @@ function conversationToSettle(
   rows: readonly EventRow[],
   declared: PrivacyLevel | null,
 ): { conversation: PendingConversation | undefined; stripped: StrippedField[] } {
-  const bound = checked.flatMap((event, i) =>
-    event.turn || holdsConversationFields(event.data) ? [{ event, row: rows[i] as EventRow }] : [],
-  );
+  const bound = checked.flatMap((event, i) => {
+    const inData = holdsConversationFields(event.data);
+    return event.turn || inData ? [{ event, row: rows[i] as EventRow, inData }] : [];
+  });
   const stripped: StrippedField[] = [];
   if (bound.length === 0) return { conversation: undefined, stripped };
   const nameOf = (event: CheckedEvent) => event.sessionId?.toLowerCase();
   const settle = (levels: ReadonlyMap<string, PrivacyLevel>) => {
     stripped.length = 0;
-    for (const { event, row } of bound) {
+    for (const { event, row, inData } of bound) {
       const name = nameOf(event);
       const sessionLevel = declared ?? (name ? levels.get(name) : undefined) ?? "minimal";
       const strip = (field: string, level: PrivacyLevel) =>
@@ -184,9 +185,12 @@ function conversationToSettle(
         row.turn = result.turn;
         for (const field of result.removed) strip(`turn/${field}`, result.level);
       }
-      const data = stripConversationData(event.data, sessionLevel);
-      row.data = data.data;
-      for (const field of data.removed) strip(`data/${field}`, sessionLevel);
+      // Only data that holds such fields is copied: the turns of a batch leave theirs as sent.
+      if (inData) {
+        const data = stripConversationData(event.data, sessionLevel);
+        row.data = data.data;
+        for (const field of data.removed) strip(`data/${field}`, sessionLevel);
+      }
     }
   };
   return { conversation: { settle }, stripped };
