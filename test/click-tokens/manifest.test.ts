@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { createApp } from "../../src/app.ts";
 import { maxManifestEvents } from "../../src/modules/click-tokens/manifest.ts";
 import { registerDomain } from "../../src/modules/domains/service.ts";
 import { agentSessionWithToken, setFlag, visibleOwner } from "../support/click-manifests.ts";
@@ -266,5 +267,33 @@ describe("lookup counts", () => {
     expect((await countsOf(network.key)).items).toEqual([{ day: today, role: "resolver", lookups: 2 }]);
     expect((await countsOf(owner.key)).items).toEqual([{ day: today, role: "owner", lookups: 2 }]);
     expect((await countsOf(hidden.key)).items).toEqual([]);
+  });
+
+  test("over HTTP a HEAD is the GET without its body: the same answer, and counted as a lookup", async () => {
+    const owner = await visibleOwner();
+    const { token, agent } = await agentSessionWithToken({
+      clickUrl: `https://${owner.domain}/a`,
+      events: [validEvents.grounded(owner.domain)],
+    });
+    const network = await createTestOrg({ type: "platform" });
+    // Bun's server, not Elysia, answers HEAD with the GET route, so only a listening app shows it.
+    const app = createApp((await testRuntime()).ctx).listen({ hostname: "127.0.0.1", port: 0 });
+    try {
+      const head = (path: string, key?: string) =>
+        fetch(`http://127.0.0.1:${app.server?.port}${path}`, {
+          method: "HEAD",
+          headers: key ? { "x-api-key": key } : {},
+        });
+      const answered = await head(`/ctx/${token}`, network.key);
+      expect(answered.status).toBe(200);
+      expect(await answered.text()).toBe("");
+      expect((await head(`/ctx/${token}`)).status).toBe(401);
+      expect((await head(`/ctx/ctx_${"Z".repeat(43)}`, network.key)).status).toBe(404);
+    } finally {
+      await app.stop();
+    }
+    const today = new Date().toISOString().slice(0, 10);
+    const counted = await call("GET", "/click-tokens/lookups", { key: agent.key });
+    expect(counted.body.items).toEqual([{ day: today, role: "issuer", lookups: 1 }]);
   });
 });
