@@ -20,6 +20,20 @@ const refusalOf = (orgId: string, detail: string, events: number) => ({
   requestId: undefined,
 });
 
+/**
+ * A new organisation's flush of `accepted` events and one refusal, made while
+ * `table` refuses that organisation's rows.
+ */
+async function flushedWhileRefusing(table: string, accepted: number, detail: string, events: number) {
+  const { ctx } = await testRuntime();
+  const org = await createTestOrg({ type: "platform" });
+  const instance = new IngestHealth(ctx.sql, ctx.log);
+  instance.accepted(org.id, accepted);
+  instance.refused(refusalOf(org.id, detail, events));
+  await whileRefusing(ctx.sql, { event: "INSERT", table, when: `NEW.org_id = '${org.id}'` }, () => instance.flush());
+  return { org, instance };
+}
+
 describe("ingest health", () => {
   test("counts the events accepted and the requests refused this hour, and lists the refusals with their errors", async () => {
     const { ctx } = await testRuntime();
@@ -110,14 +124,7 @@ describe("ingest health", () => {
   });
 
   test("refusals the database will not take are dropped, and the counts written with them are not written again", async () => {
-    const { ctx } = await testRuntime();
-    const org = await createTestOrg({ type: "platform" });
-    const instance = new IngestHealth(ctx.sql, ctx.log);
-    instance.accepted(org.id, 5);
-    instance.refused(refusalOf(org.id, "refused", 2));
-    await whileRefusing(ctx.sql, { event: "INSERT", table: "ingest_refusals", when: `NEW.org_id = '${org.id}'` }, () =>
-      instance.flush(),
-    );
+    const { org, instance } = await flushedWhileRefusing("ingest_refusals", 5, "refused", 2);
     await instance.flush();
     const seen = await health(org.key);
     expect(seen.body.hours[0]).toMatchObject({ accepted_events: 5, refused_requests: 1, refused_events: 2 });
@@ -125,14 +132,7 @@ describe("ingest health", () => {
   });
 
   test("when the counts cannot be written, counts and refusals both wait for the next flush", async () => {
-    const { ctx } = await testRuntime();
-    const org = await createTestOrg({ type: "platform" });
-    const instance = new IngestHealth(ctx.sql, ctx.log);
-    instance.accepted(org.id, 4);
-    instance.refused(refusalOf(org.id, "kept through the outage", 1));
-    await whileRefusing(ctx.sql, { event: "INSERT", table: "ingest_hours", when: `NEW.org_id = '${org.id}'` }, () =>
-      instance.flush(),
-    );
+    const { org, instance } = await flushedWhileRefusing("ingest_hours", 4, "kept through the outage", 1);
     expect((await health(org.key)).body).toMatchObject({ hours: [], refusals: [] });
     await instance.flush();
     const seen = await health(org.key);
