@@ -21,4 +21,4 @@ test("an instance without the jobs role warns while no instance claims job ticks
   const quiet = recordingLogger();
   expect(await warnUnlessJobsRun({ sql: db.sql, log: quiet }, "ingest,api")).toBe(true);
   expect(quiet.lines.filter((line) => line.level === "warn")).toEqual([]);
-});
+}, 60_000);

@@ -36,7 +36,7 @@ describe("migrations", () => {
     const [hypertable] =
       await db.sql`SELECT hypertable_name FROM timescaledb_information.hypertables WHERE hypertable_name = 'events'`;
     expect(hypertable).toBeDefined();
-  });
+  }, 60_000);
 
   test("an edited applied migration is refused and nothing after it runs", async () => {
     const dir = tempDir("migrations-");

@@ -194,7 +194,7 @@ describe("refreshing manifests", () => {
     await refreshing;
     expect((await callIdentity("GET", "/api/v1/identity/manifest", { key: removed.admin })).status).toBe(404);
     expect((await callIdentity("GET", "/api/v1/identity/manifest", { key: replaced.admin })).body.url).toBe(newUrl);
-  });
+  }, 30_000);
 });
 
 describe("signed telemetry", () => {

@@ -152,7 +152,7 @@ describe.skipIf(!testServerUrl)("URL ranking in two halves (server)", () => {
     expect(companion.runs).toBe(runsBefore);
     expect(figuresOf(deep.body)).toEqual(await referenceUrls(ctx.sql, scope, range, 10, 995));
     expect(deep.body.total).toBe(62);
-  });
+  }, 30_000);
 
   test("a companion that cannot connect costs the read time, not its answer", async () => {
     const { ctx } = await testRuntime();
