@@ -34,9 +34,11 @@ export async function registerDomain(sql: Queryable, orgId: string, input: strin
 }
 
 /**
- * Marks a registered domain verified. Only one organisation may hold a domain
- * verified (the unique index domains_verified_once decides, so concurrent claims
- * cannot both win); a second claim is a DomainConflictError.
+ * Marks a registered domain verified; undefined when the organisation has no
+ * such domain still registered (verified meanwhile, or removed). Only one
+ * organisation may hold a domain verified (the unique index domains_verified_once
+ * decides, so concurrent claims cannot both win); a second claim is a
+ * DomainConflictError.
  */
 export async function verifyDomain(
   sql: Queryable,
@@ -48,8 +50,8 @@ export async function verifyDomain(
   try {
     const [row] = await sql<Domain[]>`
       UPDATE domains
-      SET state = 'verified', verification_method = ${method}, verified_at = coalesce(verified_at, now())
-      WHERE org_id = ${orgId}::uuid AND domain = ${domain}
+      SET state = 'verified', verification_method = ${method}, verified_at = now()
+      WHERE org_id = ${orgId}::uuid AND domain = ${domain} AND state = 'registered'
       RETURNING *`;
     return row;
   } catch (error) {
@@ -63,7 +65,8 @@ export async function verifyDomain(
 /**
  * registerDomain, recorded in the audit trail as `actor`'s (domain.registered),
  * in the caller's transaction. A domain already registered is answered as it is,
- * and nothing is recorded: registering again changes nothing.
+ * and nothing is recorded: registering again changes nothing. Whether this call
+ * made the row decides, so concurrent registrations record it once.
  */
 export async function registerDomainAs(
   sql: Transaction,
@@ -71,11 +74,14 @@ export async function registerDomainAs(
   input: string,
   actor: AuditActor,
 ): Promise<Domain> {
-  const known = await findDomain(sql, orgId, normalizeDomain(input));
-  if (known) return known;
-  const domain = await registerDomain(sql, orgId, input);
-  await recordAudit(sql, { actor, orgId, action: "domain.registered", targetType: "domain", targetId: domain.domain });
-  return domain;
+  const name = normalizeDomain(input);
+  const [made] = await sql<Domain[]>`
+    INSERT INTO domains (org_id, domain) VALUES (${orgId}::uuid, ${name})
+    ON CONFLICT (org_id, domain) DO NOTHING
+    RETURNING *`;
+  if (!made) return (await findDomain(sql, orgId, name)) as Domain;
+  await recordAudit(sql, { actor, orgId, action: "domain.registered", targetType: "domain", targetId: made.domain });
+  return made;
 }
 
 /**
@@ -90,19 +96,16 @@ export async function verifyDomainAs(
   method: VerificationMethod,
   actor: AuditActor,
 ): Promise<Domain | undefined> {
-  const known = await findDomain(sql, orgId, normalizeDomain(input));
-  if (known?.state !== "registered") return known;
   const domain = await verifyDomain(sql, orgId, input, method);
-  if (domain) {
-    await recordAudit(sql, {
-      actor,
-      orgId,
-      action: "domain.verified",
-      targetType: "domain",
-      targetId: domain.domain,
-      details: { method },
-    });
-  }
+  if (!domain) return findDomain(sql, orgId, normalizeDomain(input));
+  await recordAudit(sql, {
+    actor,
+    orgId,
+    action: "domain.verified",
+    targetType: "domain",
+    targetId: domain.domain,
+    details: { method },
+  });
   return domain;
 }
 

@@ -55,12 +55,20 @@ export async function countApiKeys(sql: Queryable, orgId: string): Promise<numbe
   return row?.n ?? 0;
 }
 
-/** Revokes a key (idempotent: the first revocation time is kept). Undefined when no such key. */
-export async function revokeApiKey(sql: Queryable, keyId: string, orgId?: string): Promise<ApiKeyRecord | undefined> {
-  const [record] = await sql<ApiKeyRecord[]>`
+/**
+ * Revokes a key (idempotent: the first revocation time is kept). Undefined when
+ * no such key; `revokedNow` says whether this call revoked it (a revocation made
+ * in this transaction carries its start time, now()).
+ */
+export async function revokeApiKey(
+  sql: Queryable,
+  keyId: string,
+  orgId?: string,
+): Promise<(ApiKeyRecord & { revokedNow: boolean }) | undefined> {
+  const [record] = await sql<(ApiKeyRecord & { revokedNow: boolean })[]>`
     UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
     WHERE id = ${keyId}::uuid ${orgId ? sql`AND org_id = ${orgId}::uuid` : sql``}
-    RETURNING ${listed(sql)}`;
+    RETURNING ${listed(sql)}, revoked_at = now() AS "revokedNow"`;
   return record;
 }
 
@@ -83,15 +91,20 @@ export async function createApiKeyAs(
   return minted;
 }
 
-/** revokeApiKey, recorded as `actor`'s (api_key.revoked) when there is such a key; in the caller's transaction. */
+/**
+ * revokeApiKey, recorded as `actor`'s (api_key.revoked) when this call revoked
+ * the key, so revoking again records nothing; in the caller's transaction.
+ */
 export async function revokeApiKeyAs(
   sql: Transaction,
   keyId: string,
   actor: AuditActor,
   orgId?: string,
 ): Promise<ApiKeyRecord | undefined> {
-  const record = await revokeApiKey(sql, keyId, orgId);
-  if (record) {
+  const revoked = await revokeApiKey(sql, keyId, orgId);
+  if (!revoked) return undefined;
+  const { revokedNow, ...record } = revoked;
+  if (revokedNow) {
     await recordAudit(sql, {
       actor,
       orgId: record.org_id,

@@ -1,7 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { auditActorOf } from "../../core/caller.ts";
-import { problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent } from "../../http/bodiless-answers.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
@@ -15,12 +14,11 @@ import {
   RoleBody,
   UserParams,
 } from "./model.ts";
-import { assertMayAssign, assertMayChange, assertMayRemove } from "./roles.ts";
+import { assertMayAssign } from "./roles.ts";
 import {
   changeRole,
   claimInvite,
   createInvite,
-  findMember,
   listInvitesFor,
   listMembers,
   listOrgInvites,
@@ -53,33 +51,20 @@ export const membersModule = (ctx: AppContext) =>
         },
       },
     )
-    .patch(
-      "/members/:user_id",
-      async ({ access, params, body }) => {
-        const member = await findMember(ctx.sql, access.orgId, params.user_id);
-        if (!member) throw problem("member_not_found", "no such member of this organisation");
-        assertMayChange(access.role, member.role);
-        assertMayAssign(access.role, body.role);
-        return changeRole(ctx.sql, { orgId: access.orgId, member, role: body.role, actor: access.actor });
+    .patch("/members/:user_id", ({ access, params, body }) => changeRole(ctx.sql, access, params.user_id, body.role), {
+      org: "manage",
+      params: UserParams,
+      body: RoleBody,
+      response: MemberRecord,
+      detail: {
+        summary:
+          "Change a member's role (owner/admin session; only owners make or unmake owners; the last owner stays)",
       },
-      {
-        org: "manage",
-        params: UserParams,
-        body: RoleBody,
-        response: MemberRecord,
-        detail: {
-          summary:
-            "Change a member's role (owner/admin session; only owners make or unmake owners; the last owner stays)",
-        },
-      },
-    )
+    })
     .delete(
       "/members/:user_id",
       async ({ access, params, set }) => {
-        const member = await findMember(ctx.sql, access.orgId, params.user_id);
-        if (!member) throw problem("member_not_found", "no such member of this organisation");
-        assertMayRemove(access, member);
-        await removeMember(ctx.sql, { orgId: access.orgId, member, actor: access.actor });
+        await removeMember(ctx.sql, access, params.user_id);
         set.status = 204;
       },
       {

@@ -18,13 +18,18 @@ export function assertMayChange(actorRole: MemberRole | undefined, targetRole: M
   }
 }
 
-/** Anyone may leave; removing someone else takes the owner or admin role (and an owner to remove an owner). */
-export function assertMayRemove(actor: OrgAccess, member: { user_id: string; role: MemberRole }): void {
-  if (actor.caller.kind === "session" && actor.caller.user.userId === member.user_id) return;
+/** Managing members takes the owner or admin role (an API key with the scope acts as an admin). */
+export function assertManages(actor: OrgAccess): void {
   if (actor.role === "member") {
     throw problem("role_required", "this needs the owner or admin role in the organisation", {
       required_roles: ["owner", "admin"],
     });
   }
+}
+
+/** Anyone may leave; removing someone else takes the owner or admin role (and an owner to remove an owner). */
+export function assertMayRemove(actor: OrgAccess, member: { user_id: string; role: MemberRole }): void {
+  if (actor.caller.kind === "session" && actor.caller.user.userId === member.user_id) return;
+  assertManages(actor);
   assertMayChange(actor.role, member.role);
 }

@@ -1,12 +1,13 @@
 import type { AppContext } from "../../context.ts";
-import type { AuditActor } from "../../core/caller.ts";
+import type { AuditActor, OrgAccess } from "../../core/caller.ts";
 import { normalizeEmail } from "../../core/email.ts";
 import type { MemberRole } from "../../core/organizations.ts";
 import { ProblemError, problem } from "../../core/problem.ts";
-import type { Queryable, Sql } from "../../db/sql.ts";
+import type { Queryable, Sql, Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { addMember, findOrganization } from "../organizations/service.ts";
 import { enqueueEvent } from "../outbox/service.ts";
+import { assertManages, assertMayAssign, assertMayChange, assertMayRemove } from "./roles.ts";
 
 export interface Member {
   user_id: string;
@@ -54,63 +55,94 @@ export async function findMember(sql: Queryable, orgId: string, userId: string):
   return member;
 }
 
-/** Refuses a change that would leave the organisation without an owner (409). Locks the owners meanwhile. */
+/** Refuses a change that would leave the organisation without an owner (409). */
 async function assertOwnerRemains(sql: Queryable, orgId: string, leavingUserId: string): Promise<void> {
   const owners = await sql<{ user_id: string }[]>`
-    SELECT user_id FROM organization_members WHERE org_id = ${orgId}::uuid AND role = 'owner' FOR UPDATE`;
+    SELECT user_id FROM organization_members WHERE org_id = ${orgId}::uuid AND role = 'owner'`;
   if (owners.every((owner) => owner.user_id === leavingUserId)) {
     throw problem("last_owner", "an organisation keeps at least one owner: make someone else owner first");
   }
 }
 
-export async function changeRole(
+/**
+ * Changes to an organisation's members take turns, so that each is checked
+ * against the roles the one before it left: two changes checked at once could
+ * together remove the last owner, or let an admin remove someone just made owner.
+ */
+async function lockMembership(tx: Transaction, orgId: string): Promise<void> {
+  await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`members:${orgId}`}, 0))`;
+}
+
+/**
+ * Runs `change` in a transaction that holds the organisation's membership turn,
+ * with the member and the acting user's role as they are now (404 or 403 when
+ * either has left meanwhile).
+ */
+async function changingMember<T>(
   sql: Sql,
-  input: { orgId: string; member: Member; role: MemberRole; actor: AuditActor },
-): Promise<Member> {
-  return sql.begin(async (tx) => {
-    if (input.member.role === "owner" && input.role !== "owner") {
-      await assertOwnerRemains(tx, input.orgId, input.member.user_id);
-    }
+  access: OrgAccess,
+  userId: string,
+  change: (tx: Transaction, member: Member, actor: OrgAccess) => Promise<T>,
+): Promise<T> {
+  const changed = await sql.begin(async (tx) => {
+    await lockMembership(tx, access.orgId);
+    const member = await findMember(tx, access.orgId, userId);
+    if (!member) throw problem("member_not_found", "no such member of this organisation");
+    if (access.caller.kind !== "session") return change(tx, member, access);
+    const self = await findMember(tx, access.orgId, access.caller.user.userId);
+    if (!self) throw problem("not_a_member", "you are not a member of this organisation");
+    return change(tx, member, { ...access, role: self.role });
+  });
+  // postgres.js types a transaction's result as an unwrapped array, which T is not.
+  return changed as T;
+}
+
+export function changeRole(sql: Sql, access: OrgAccess, userId: string, role: MemberRole): Promise<Member> {
+  return changingMember(sql, access, userId, async (tx, member, actor) => {
+    assertManages(actor);
+    assertMayChange(actor.role, member.role);
+    assertMayAssign(actor.role, role);
+    if (member.role === "owner" && role !== "owner") await assertOwnerRemains(tx, access.orgId, member.user_id);
     await tx`
-      UPDATE organization_members SET role = ${input.role}
-      WHERE org_id = ${input.orgId}::uuid AND user_id = ${input.member.user_id}::uuid`;
+      UPDATE organization_members SET role = ${role}
+      WHERE org_id = ${access.orgId}::uuid AND user_id = ${member.user_id}::uuid`;
     await recordAudit(tx, {
-      actor: input.actor,
-      orgId: input.orgId,
+      actor: access.actor,
+      orgId: access.orgId,
       action: "member.role_changed",
       targetType: "user",
-      targetId: input.member.user_id,
-      details: { email: input.member.email, from: input.member.role, to: input.role },
+      targetId: member.user_id,
+      details: { email: member.email, from: member.role, to: role },
     });
-    return { ...input.member, role: input.role };
+    return { ...member, role };
   });
 }
 
-export async function removeMember(
-  sql: Sql,
-  input: { orgId: string; member: Member; actor: AuditActor },
-): Promise<void> {
-  await sql.begin(async (tx) => {
-    if (input.member.role === "owner") await assertOwnerRemains(tx, input.orgId, input.member.user_id);
+export async function removeMember(sql: Sql, access: OrgAccess, userId: string): Promise<void> {
+  await changingMember(sql, access, userId, async (tx, member, actor) => {
+    assertMayRemove(actor, member);
+    if (member.role === "owner") await assertOwnerRemains(tx, access.orgId, member.user_id);
     await tx`
-      DELETE FROM organization_members WHERE org_id = ${input.orgId}::uuid AND user_id = ${input.member.user_id}::uuid`;
+      DELETE FROM organization_members WHERE org_id = ${access.orgId}::uuid AND user_id = ${member.user_id}::uuid`;
     await recordAudit(tx, {
-      actor: input.actor,
-      orgId: input.orgId,
+      actor: access.actor,
+      orgId: access.orgId,
       action: "member.removed",
       targetType: "user",
-      targetId: input.member.user_id,
-      details: { email: input.member.email, role: input.member.role },
+      targetId: member.user_id,
+      details: { email: member.email, role: member.role },
     });
   });
 }
 
 /** Creates an invitation (one open invitation per address and organisation: 409 otherwise). */
 export async function createInvite(
-  sql: Queryable,
+  sql: Transaction,
   input: { orgId: string; email: string; role: MemberRole; provisioningOrgId?: string; actor: AuditActor },
 ): Promise<Invite> {
   const email = normalizeEmail(input.email);
+  // Invitations of one address take turns, so a second sees the first and is refused.
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`invite:${input.orgId}:${email}`}, 0))`;
   const [existing] = await sql<{ id: string }[]>`
     SELECT id FROM invites
     WHERE org_id = ${input.orgId}::uuid AND email = ${email} AND claimed_at IS NULL AND revoked_at IS NULL
@@ -119,7 +151,8 @@ export async function createInvite(
   // An expired, unclaimed invitation no longer blocks a new one.
   await sql`
     UPDATE invites SET revoked_at = now()
-    WHERE org_id = ${input.orgId}::uuid AND email = ${email} AND claimed_at IS NULL AND revoked_at IS NULL`;
+    WHERE org_id = ${input.orgId}::uuid AND email = ${email} AND claimed_at IS NULL AND revoked_at IS NULL
+      AND expires_at <= now()`;
   const [invite] = await sql<Invite[]>`
     INSERT INTO invites (org_id, email, role, provisioning_org_id, expires_at)
     VALUES (${input.orgId}::uuid, ${email}, ${input.role}, ${input.provisioningOrgId ?? input.orgId}::uuid,
@@ -203,6 +236,7 @@ export async function claimInvite(
     }
     if (invite.claimed_at) throw problem("invite_claimed", "this invitation has already been claimed");
     if (invite.expires_at.getTime() <= Date.now()) throw problem("invite_expired", "this invitation has expired");
+    await lockMembership(tx, invite.org_id);
 
     await addMember(tx, invite.org_id, input.userId, invite.role);
     const [member] = await tx<{ role: MemberRole }[]>`

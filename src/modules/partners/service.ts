@@ -96,11 +96,14 @@ export async function provisionContentOwner(
   return sql.begin(async (tx) => {
     const org = await createOrganization(tx, { name: input.name, orgType: "content_owner" });
     await tx`UPDATE organizations SET provisioned_by = ${input.partnerOrgId}::uuid WHERE id = ${org.id}`;
-    const domains: Domain[] = [];
-    for (const name of names) {
+    // Verified in one order whatever the caller's, so that two provisionings of
+    // the same domains wait for each other instead of deadlocking.
+    const verified = new Map<string, Domain>();
+    for (const name of names.toSorted()) {
       await registerDomain(tx, org.id, name);
-      domains.push((await attest(tx, org.id, name)) as Domain);
+      verified.set(name, (await attest(tx, org.id, name)) as Domain);
     }
+    const domains = names.map((name) => verified.get(name) as Domain);
     const invite = await createInvite(tx, {
       orgId: org.id,
       email: input.ownerEmail,
@@ -157,10 +160,13 @@ export async function attestDomain(
     if (org.provisioned_by !== input.partnerOrgId) {
       throw problem("not_provisioned_by_you", "a partner attests domains only of owners it provisioned");
     }
-    const existing = await findDomain(tx, input.orgId, name);
-    if (!existing) throw problem("domain_not_found", "the organisation has not registered that domain");
-    if (existing.state === "verified") return existing;
-    const verified = (await attest(tx, input.orgId, name)) as Domain;
+    const verified = await attest(tx, input.orgId, name);
+    if (!verified) {
+      // Nothing changed: the domain was verified already (its answer), or is not registered.
+      const existing = await findDomain(tx, input.orgId, name);
+      if (!existing) throw problem("domain_not_found", "the organisation has not registered that domain");
+      return existing;
+    }
     for (const orgId of [input.orgId, input.partnerOrgId]) {
       await recordAudit(tx, {
         actor: input.actor,
