@@ -24,6 +24,38 @@ describe("POST /events delivery formats", () => {
     expect(new Set(stored.map((e) => e.event_id))).toEqual(new Set(events.map((e) => e.id)));
   });
 
+  test("each event takes the envelope's agent_id, else its session's; one without a session keeps the envelope's", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const sessionId = crypto.randomUUID();
+    const post = (event: unknown, extra: Record<string, unknown>) =>
+      call("POST", "/events", { key: agent.key, body: batch([event], extra) });
+    const grounded = (page: string, minutes: number) =>
+      validEvents.grounded(domain, { content_url: `https://${domain}/${page}`, timestamp: ago(minutes * 60) });
+    expect((await post(grounded("one", 5), { session_id: sessionId, agent_id: "agent-one" })).status).toBe(200);
+    expect((await post(grounded("two", 4), { session_id: sessionId, agent_id: "agent-two" })).status).toBe(200);
+    expect((await post(grounded("none", 3), { session_id: sessionId })).status).toBe(200);
+    expect((await post(validEvents.retrieved(domain, { timestamp: ago(120) }), { agent_id: "crawler-x" })).status).toBe(
+      200,
+    );
+
+    const stored = await storedEvents(agent.id);
+    expect(stored.map((e) => [e.session_id !== null, e.content_url?.split("/").pop(), e.agent_id])).toEqual([
+      [true, "one", "agent-one"],
+      [true, "two", "agent-two"],
+      [true, "none", "agent-one"],
+      [false, "article", "crawler-x"],
+    ]);
+    // The session keeps the agent it was first named with.
+    expect(await storedSession(sessionId)).toMatchObject({ agent_id: "agent-one" });
+    const summary = await call("GET", "/agent/summary", { key: agent.key });
+    expect(summary.body.agents).toEqual([
+      { platform_id: agent.id, agent_id: "agent-one", event_count: 2, session_count: 1 },
+      { platform_id: agent.id, agent_id: "agent-two", event_count: 1, session_count: 1 },
+      { platform_id: agent.id, agent_id: "crawler-x", event_count: 1, session_count: 0 },
+    ]);
+    expect((await call("GET", "/agent/events?agent_id=agent-two", { key: agent.key })).body.total).toBe(1);
+  });
+
   test("event_batch with per-event session_ids creates each unknown session for the caller", async () => {
     const agent = await createTestOrg({ type: "agent" });
     const [a, b] = [crypto.randomUUID(), crypto.randomUUID()];

@@ -8,7 +8,7 @@ import type { TimeWindow } from "../../core/wire-values.ts";
 import { httpUrlHost } from "../../core/wire-values.ts";
 import type { Sql } from "../../db/sql.ts";
 import { resolveClickTokens } from "../click-tokens/service.ts";
-import { type IngestDocument, readDocument } from "./documents.ts";
+import { type Envelope, type IngestDocument, readDocument } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
 import { type CheckedEvent, checkEvent, type StrippedField } from "./event-rules.ts";
 import type { GroupWriter } from "./group-writer.ts";
@@ -114,7 +114,7 @@ export async function ingestDocument(
     }
   }
 
-  const rows = await resolveSessions(sql, principal.orgId, checked, signatureStatus, refusal);
+  const rows = await resolveSessions(sql, principal.orgId, document.envelope, checked, signatureStatus, refusal);
   const header = document.session;
   // Without started_at a described session starts at its first event, which its end may not precede.
   const startedAt = header && (header.startedAt ?? earliest(checked));
@@ -217,10 +217,16 @@ function enforceOwnerDomains(document: IngestDocument, principal: Principal): vo
   );
 }
 
-/** Resolves click tokens (one query) and turns checked events into rows; token failures join the refusal. */
+/**
+ * Resolves click tokens (one query) and turns checked events into rows; token
+ * failures join the refusal. An event's agent is the envelope's `agent_id`
+ * (standard 7.1: envelope fields apply to every event), else its session's
+ * (service.ts); a click-token event's is always the token's session's.
+ */
 async function resolveSessions(
   sql: Sql,
   orgId: string,
+  envelope: Envelope,
   checked: CheckedEvent[],
   signatureStatus: SignatureStatus,
   refusal: Refusal,
@@ -230,7 +236,7 @@ async function resolveSessions(
   const rows: EventRow[] = [];
   for (const event of checked) {
     let sessionId = event.sessionId;
-    let agentId: string | null = null;
+    let agentId = envelope.agentId ?? null;
     let fromToken = false;
     if (event.ctxToken) {
       const token = sessions.get(event.ctxToken);
