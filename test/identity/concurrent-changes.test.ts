@@ -66,7 +66,7 @@ describe("concurrent changes", () => {
       const { ctx } = await testRuntime();
       const made = await ctx.sql<{ revoked: boolean }[]>`
         SELECT revoked_at IS NOT NULL AS revoked FROM invites WHERE org_id = ${org.id}::uuid AND email = ${email}`;
-      expect(made).toEqual([{ revoked: false }]);
+      expect([...made]).toEqual([{ revoked: false }]);
     }
   }, 60_000);
 
