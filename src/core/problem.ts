@@ -76,6 +76,11 @@ export const problemCodes = {
   already_reviewed: { status: 409, meaning: "the access request was already reviewed" },
   delegation_exists: { status: 409, meaning: "the pair already has an active delegation" },
   delegation_request_pending: { status: 409, meaning: "a delegation request for the pair is already pending" },
+  delegation_request_stale: {
+    status: 409,
+    meaning:
+      "the organisation no longer holds the request's domain verified: only the domain's current owner may grant it (`domain`)",
+  },
   delegation_request_resolved: {
     status: 409,
     meaning: "the delegation request was already approved or denied (`request_status` says which)",

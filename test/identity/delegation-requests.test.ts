@@ -252,6 +252,24 @@ describe("POST /delegation-requests/:id/approve and /deny", () => {
     expect((await fileRequest(platform, { domain: owner.domain })).status).toBe(201);
   });
 
+  test("a grantor that no longer holds the domain cannot approve (409 stale); its new owner is asked afresh", async () => {
+    const owner = await contentOwner();
+    const platform = await partner();
+    const asked = `news.${owner.domain}`;
+    const request = (await fileRequest(platform, { domain: asked })).body;
+    const { ctx } = await testRuntime();
+    await ctx.sql`DELETE FROM domains WHERE org_id = ${owner.id}::uuid AND domain = ${owner.domain}`;
+    const newOwner = await createTestOrg({ domain: owner.domain });
+
+    const stale = await decide(owner, request.id, "approve");
+    expect([stale.status, stale.body.code, stale.body.domain]).toEqual([409, "delegation_request_stale", asked]);
+    expect(await activeDelegations(owner.id, platform.id)).toBe(0);
+    expect((await requestsFiledBy(platform.id))[0]).toMatchObject({ status: "pending" });
+    expect((await decide(owner, request.id, "deny")).status).toBe(204);
+    const again = await fileRequest(platform, { domain: asked });
+    expect([again.status, again.body.grantor_org_id]).toEqual([201, newOwner.id]);
+  });
+
   test("only the grantor decides: the grantee is refused (403), any other organisation gets 404", async () => {
     const owner = await contentOwner();
     const platform = await partner();

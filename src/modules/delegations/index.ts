@@ -183,7 +183,7 @@ export const delegationsModule = (ctx: AppContext) =>
         detail: {
           summary: "Approve a delegation request (its grantor only): 201 with the delegation",
           description:
-            "409 delegation_request_resolved when it was already approved or denied, 410 delegation_request_expired 30 days after it was filed. A request addressed to another organisation is 404. Writes delegation.created for both organisations.",
+            "409 delegation_request_resolved when it was already approved or denied, 409 delegation_request_stale when the caller no longer holds the request's domain (or a parent of it) verified, 410 delegation_request_expired 30 days after it was filed. A request addressed to another organisation is 404. Writes delegation.created for both organisations.",
         },
       },
     )

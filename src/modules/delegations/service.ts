@@ -456,13 +456,26 @@ async function pendingRequestFor(
   return request;
 }
 
-/** The grantor approves: the delegation is created (and announced to both organisations). */
+/**
+ * The grantor approves: the delegation is created (and announced to both
+ * organisations). 409 when the request's domain has gone to another owner (or to
+ * none) since it was filed: the requester asked for that domain's data, which
+ * this grantor no longer holds.
+ */
 export async function approveDelegationRequest(
   sql: Sql,
   input: { id: string; grantorOrgId: string } & Change,
 ): Promise<Delegation> {
   return sql.begin(async (tx) => {
     const request = await pendingRequestFor(tx, input);
+    const { organization: holder } = await resolveDomain(tx, request.domain);
+    if (holder?.id !== request.grantor_org_id) {
+      throw problem(
+        "delegation_request_stale",
+        `your organisation no longer holds ${request.domain} verified; the requester must ask its current owner`,
+        { domain: request.domain },
+      );
+    }
     return createDelegation(tx, {
       grantorOrgId: request.grantor_org_id,
       granteeOrgId: request.grantee_org_id,
