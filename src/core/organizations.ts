@@ -1,3 +1,5 @@
+import { problem } from "./problem.ts";
+
 export const orgTypes = ["content_owner", "platform", "agent"] as const;
 export type OrgType = (typeof orgTypes)[number];
 
@@ -7,3 +9,7 @@ export function isOrgType(value: string): value is OrgType {
 
 export const memberRoles = ["owner", "admin", "member"] as const;
 export type MemberRole = (typeof memberRoles)[number];
+
+/** What a suspended organisation's keys and members' sessions get (CLI `org suspend`, sql/075). */
+export const organizationSuspended = () =>
+  problem("organization_suspended", "this organisation is suspended by the service's operator; ask them to resume it");

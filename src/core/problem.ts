@@ -27,6 +27,11 @@ export const problemCodes = {
   operator_admin_required: { status: 403, meaning: "the route is for operator admins" },
   organization_mismatch: { status: 403, meaning: "an API key acts only on its own organisation" },
   not_a_member: { status: 403, meaning: "the signed-in user is not a member of the organisation" },
+  organization_suspended: {
+    status: 403,
+    meaning:
+      "the organisation is suspended by the operator: its keys and its members' sessions act for it again once resumed",
+  },
   role_required: { status: 403, meaning: "the route needs the owner or admin role" },
   owner_role_required: { status: 403, meaning: "only an owner may make, change or remove an owner" },
   scope_escalation: { status: 403, meaning: "a key cannot mint a key with scopes it lacks" },

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { auditActorOf, type Caller, type OrgAccess, type Principal, type SessionUser } from "../core/caller.ts";
-import type { OrgType } from "../core/organizations.ts";
+import { type OrgType, organizationSuspended } from "../core/organizations.ts";
 import { invalid, problem } from "../core/problem.ts";
 import type { Scope } from "../core/scopes.ts";
 import { operatorAdminEmails } from "../modules/auth/operator-admins.ts";
@@ -348,6 +348,7 @@ export class AccessResolver {
       }
       const membership = memberships[0];
       if (!membership) throw problem("not_a_member", "you are not a member of this organisation");
+      if (membership.suspended) throw organizationSuspended();
       if (access.need !== "read" && membership.role === "member") {
         throw problem("role_required", "this needs the owner or admin role in the organisation", {
           required_roles: ["owner", "admin"],

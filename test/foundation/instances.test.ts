@@ -4,22 +4,13 @@ import { join } from "node:path";
 import { createTestOrg } from "../support/fixtures.ts";
 import { type CallOptions, callApp, overHttp } from "../support/http.ts";
 import { memberOf } from "../support/identity.ts";
+import { msUntil } from "../support/polling.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { type ServiceProcess, serviceEnv, startService } from "../support/service-process.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
 import { tempDir } from "../support/temp-dirs.ts";
 
 const root = join(import.meta.dir, "../..");
-
-/** How long `check` takes to become true, polling every 25 ms for at most 5 s. */
-async function msUntil(check: () => Promise<boolean>): Promise<number> {
-  const started = performance.now();
-  while (!(await check())) {
-    if (performance.now() - started > 5000) return Number.POSITIVE_INFINITY;
-    await Bun.sleep(25);
-  }
-  return performance.now() - started;
-}
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)("two service instances on one TimescaleDB server", () => {
   let a: ServiceProcess;

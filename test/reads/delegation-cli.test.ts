@@ -46,7 +46,7 @@ describe("delegation CLI", () => {
         ? ["delegation", "grant", "--grantor", partner.id, "--grantee", owner.id]
         : ["delegation", "grant", "--grantor", owner.id, "--grantee", partner.id, "--scopes", "identity:write"];
     const out = await cli(...args);
-    expect(out.exitCode).toBe(2);
+    expect({ exitCode: out.exitCode, stderr: out.stderr }).toMatchObject({ exitCode: 2 });
     expect(out.stderr).toContain(message);
   });
 

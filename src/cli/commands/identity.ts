@@ -2,7 +2,7 @@ import { isOrgType, orgTypes } from "../../core/organizations.ts";
 import { migrate } from "../../db/migrate.ts";
 import { registerDomain, registerDomainAs, verifyDomainAs } from "../../modules/domains/service.ts";
 import { type ApiKeyRecord, createApiKeyAs, listApiKeys, revokeApiKeyAs } from "../../modules/keys/service.ts";
-import { createOrganization, recordOrganizationCreated } from "../../modules/organizations/service.ts";
+import { createOrganization, recordOrganizationCreated, setSuspended } from "../../modules/organizations/service.ts";
 import { defineCommand, requireString, requireUuid, UsageError } from "../command.ts";
 import { asUsage, cliLog, operatorCli, requireOrganization } from "../operator.ts";
 
@@ -48,6 +48,24 @@ export const identityCommands = [
     describe: (r) =>
       `organisation ${r.id} (${r.org_type}) "${r.name}"${r.domain ? `, domain ${r.domain} registered` : ""}`,
   }),
+  ...(["suspend", "resume"] as const).map((word) =>
+    defineCommand({
+      words: ["org", word],
+      summary:
+        word === "suspend"
+          ? "suspend an organisation: its keys and members' sessions are refused for it, in every running instance at once"
+          : "resume a suspended organisation",
+      options: { id: { type: "string", required: true, description: "organisation id" } },
+      async run(sql, o) {
+        const id = requireUuid(o, "id");
+        const org = await sql.begin((tx) => setSuspended(tx, id, word === "suspend", operatorCli));
+        if (!org) throw new UsageError(`organisation ${id} does not exist`);
+        return org;
+      },
+      describe: (r) =>
+        `organisation ${r.id} "${r.name}": ${r.suspended_at ? `suspended since ${r.suspended_at.toISOString()}` : "active"}`,
+    }),
+  ),
   defineCommand({
     words: ["domain", "add"],
     summary: "register a domain on an organisation",

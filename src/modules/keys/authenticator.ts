@@ -1,5 +1,5 @@
 import type { Principal } from "../../core/caller.ts";
-import type { OrgType } from "../../core/organizations.ts";
+import { type OrgType, organizationSuspended } from "../../core/organizations.ts";
 import { problem } from "../../core/problem.ts";
 import type { Scope } from "../../core/scopes.ts";
 import { sameHash } from "../../core/secrets.ts";
@@ -12,6 +12,7 @@ interface KeyRow {
   id: string;
   org_id: string;
   org_type: OrgType;
+  suspended: boolean;
   secret_hash: Uint8Array;
   scopes: Scope[];
   revoked_at: Date | null;
@@ -63,19 +64,20 @@ export class KeyAuthenticator {
 
   async #lookUp(cacheKey: string, parsed: ParsedKey, generation: number): Promise<Principal> {
     const [row] = await this.sql<KeyRow[]>`
-      SELECT k.id, k.org_id, o.org_type, k.secret_hash, k.scopes, k.revoked_at,
+      SELECT k.id, k.org_id, o.org_type, o.suspended_at IS NOT NULL AS suspended, k.secret_hash, k.scopes, k.revoked_at,
              coalesce(array_agg(d.domain ORDER BY d.domain) FILTER (WHERE d.domain IS NOT NULL), '{}') AS verified_domains
       FROM api_keys k
       JOIN organizations o ON o.id = k.org_id
       LEFT JOIN domains d ON d.org_id = k.org_id AND d.state = 'verified'
       WHERE k.lookup_id = ${parsed.lookupId}
-      GROUP BY k.id, o.org_type`;
+      GROUP BY k.id, o.org_type, o.suspended_at`;
     // The hash comparison is constant-time; the prefix must also match the org type it was minted for.
     if (!row || !sameHash(row.secret_hash, parsed.hash) || keyPrefixes[row.org_type] !== parsed.prefix) {
       this.#cache.delete(cacheKey);
       throw problem("unauthorized", "unrecognised API key");
     }
     if (row.revoked_at) throw problem("unauthorized", "this API key has been revoked");
+    if (row.suspended) throw organizationSuspended();
 
     const principal: Principal = {
       keyId: row.id,

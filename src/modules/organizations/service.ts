@@ -106,11 +106,42 @@ export async function membershipsOf(
   sql: Queryable,
   userId: string,
   orgId: string | undefined,
-): Promise<{ org_id: string; org_type: OrgType; role: MemberRole }[]> {
-  return sql<{ org_id: string; org_type: OrgType; role: MemberRole }[]>`
-    SELECT m.org_id, o.org_type, m.role
+): Promise<{ org_id: string; org_type: OrgType; role: MemberRole; suspended: boolean }[]> {
+  return sql<{ org_id: string; org_type: OrgType; role: MemberRole; suspended: boolean }[]>`
+    SELECT m.org_id, o.org_type, m.role, o.suspended_at IS NOT NULL AS suspended
     FROM organization_members m JOIN organizations o ON o.id = m.org_id
     WHERE m.user_id = ${userId}::uuid ${orgId === undefined ? sql`` : sql`AND m.org_id = ${orgId}::uuid`}
     ORDER BY m.org_id
     LIMIT 2`;
+}
+
+/**
+ * Suspends an organisation (or resumes it): its keys and its members' sessions
+ * are refused for it meanwhile (sql/075). Recorded as `actor`'s only when it
+ * changes anything; undefined when there is no such organisation.
+ */
+export async function setSuspended(
+  sql: Transaction,
+  orgId: string,
+  suspended: boolean,
+  actor: AuditActor,
+): Promise<(Organization & { suspended_at: Date | null }) | undefined> {
+  const [before] = await sql<{ suspended_at: Date | null }[]>`
+    SELECT suspended_at FROM organizations WHERE id = ${orgId}::uuid FOR UPDATE`;
+  if (!before) return undefined;
+  const [org] = await sql<(Organization & { suspended_at: Date | null })[]>`
+    UPDATE organizations
+    SET suspended_at = ${suspended ? sql`coalesce(suspended_at, now())` : null}
+    WHERE id = ${orgId}::uuid
+    RETURNING id, name, org_type, created_at, suspended_at`;
+  if ((before.suspended_at !== null) !== suspended) {
+    await recordAudit(sql, {
+      actor,
+      orgId,
+      action: suspended ? "organization.suspended" : "organization.resumed",
+      targetType: "organization",
+      targetId: orgId,
+    });
+  }
+  return org;
 }
