@@ -13,7 +13,12 @@ describe("GET /admin/organizations", () => {
     });
     expect(listed.status).toBe(200);
     const mine = listed.body.items.find((org: { id: string }) => org.id === owner.id);
-    expect(mine).toMatchObject({ org_type: "content_owner", verified_domains: [owner.domain], members: 1 });
+    expect(mine).toMatchObject({
+      org_type: "content_owner",
+      verified_domains: [owner.domain],
+      members: 1,
+      suspended_at: null,
+    });
     const ids = listed.body.items.map((org: { id: string }) => org.id);
     expect(ids.indexOf(platform.id)).toBeLessThan(ids.indexOf(owner.id));
     expect(listed.body.total).toBeGreaterThanOrEqual(2);

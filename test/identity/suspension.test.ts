@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { cli } from "../support/cli.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
-import { callIdentity, memberOf } from "../support/identity.ts";
+import { callIdentity, memberOf, signInOperatorAdmin } from "../support/identity.ts";
 import { msUntil } from "../support/polling.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
@@ -43,6 +43,13 @@ describe("suspending an organisation (CLI org suspend / org resume)", () => {
     expect([ingest.status, ingest.body.code]).toEqual([403, "organization_suspended"]);
     expect(await storedEvents(org.id)).toEqual([]);
     expect((await callIdentity("GET", keys, { key: bystander.key })).status).toBe(200);
+    const operator = await signInOperatorAdmin();
+    const listed = await callIdentity("GET", "/api/v1/identity/admin/organizations?org_type=content_owner&limit=100", {
+      session: operator.session,
+    });
+    expect(listed.body.items.find((item: { id: string }) => item.id === org.id).suspended_at).toBe(
+      JSON.parse(suspended.stdout).suspended_at,
+    );
 
     // Suspending again changes nothing and records nothing.
     expect((await cli("org", "suspend", "--id", org.id)).exitCode).toBe(0);

@@ -77,6 +77,7 @@ export interface AdminOrganization {
   created_at: Date;
   verified_domains: string[];
   members: number;
+  suspended_at: Date | null;
 }
 
 /** Every organisation, newest first, with its verified domains and member count (operator admins). */
@@ -87,7 +88,7 @@ export async function listAllOrganizations(
 ): Promise<{ items: AdminOrganization[]; total: number }> {
   const ofType = filter.orgType ? sql`WHERE o.org_type = ${filter.orgType}` : sql``;
   const items = await sql<AdminOrganization[]>`
-    SELECT o.id, o.name, o.org_type, o.created_at,
+    SELECT o.id, o.name, o.org_type, o.created_at, o.suspended_at,
            ARRAY(SELECT d.domain FROM domains d WHERE d.org_id = o.id AND d.state = 'verified' ORDER BY d.domain)
              AS verified_domains,
            (SELECT count(*)::int FROM organization_members m WHERE m.org_id = o.id) AS members
