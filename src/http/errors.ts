@@ -90,7 +90,8 @@ export function problemFor(failed: FailedRequest): ProblemError | undefined {
   const error =
     code === "PARSE" && thrown instanceof Error && thrown.cause instanceof ProblemError ? thrown.cause : thrown;
   if (error instanceof ProblemError) return error;
-  if (error instanceof ValidationError) return fromValidation(error, failed.searchParams);
+  // An answer that fails its own response schema is the service's fault: an internal error, logged.
+  if (error instanceof ValidationError && error.type !== "response") return fromValidation(error, failed.searchParams);
   if (code === "PARSE") return problem("malformed_body", "request body could not be parsed");
   if (code === "NOT_FOUND") {
     const methods = failed.allowedMethods;

@@ -28,6 +28,9 @@ async function errorApp() {
     .get("/items/:id", ({ params }) => params)
     .get("/boom", () => {
       throw new Error("secret internals at /srv/app.ts:12");
+    })
+    .get("/wrong-answer", () => ({ count: "not a number" }) as unknown as { count: number }, {
+      response: t.Object({ count: t.Integer() }),
     });
   methods = routeMethodIndex(app.routes);
   return app;
@@ -109,6 +112,12 @@ describe("every error is a problem document", () => {
     const { response, body } = await send("/boom");
     expectProblem(response, body, 500, "internal_error");
     expect(JSON.stringify(body)).not.toContain("secret internals");
+  });
+
+  test("an answer that breaks its own schema is the service's fault → 500, never a 400 blaming the caller", async () => {
+    const { response, body } = await send("/wrong-answer");
+    expectProblem(response, body, 500, "internal_error");
+    expect(body.errors).toBeUndefined();
   });
 
   test("a caller's request id is echoed; otherwise one is generated", async () => {
