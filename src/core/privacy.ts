@@ -87,3 +87,8 @@ export function stripConversationData(
   const kept = withholdConversationFields(data, level);
   return { data: kept, removed: Object.keys(data).filter((key) => !(key in kept) && data[key] != null) };
 }
+
+/** Whether `level` shares less than `than`. */
+export function isStricter(level: PrivacyLevel, than: PrivacyLevel): boolean {
+  return strictness[level] > strictness[than];
+}

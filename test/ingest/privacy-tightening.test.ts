@@ -1,0 +1,59 @@
+import { expect, test } from "bun:test";
+import { createTestOrg } from "../support/fixtures.ts";
+import { call } from "../support/http.ts";
+import { validEvents } from "../support/telemetry-events.ts";
+
+const data = {
+  scope: "turn",
+  query_text: "what is the best espresso machine",
+  response_text: "the Gaggia",
+  query_intent: "comparison",
+  query_tokens: 12,
+};
+const turn = { privacy_level: "full", query_text: "best espresso?", query_intent: "comparison", query_tokens: 4 };
+
+test("a session document that makes the level stricter strips what its session stored; a looser one brings nothing back", async () => {
+  const owner = await createTestOrg();
+  const agent = await createTestOrg({ type: "agent" });
+  const sessionId = crypto.randomUUID();
+  const describe = (privacyLevel: string, events: unknown[] = []) =>
+    call("POST", "/sessions/bulk", {
+      key: agent.key,
+      body: { session_id: sessionId, privacy_level: privacyLevel, events },
+    });
+  const first = validEvents.grounded(owner.domain as string, { data });
+  expect((await describe("full", [first, validEvents.turnStarted({ turn })])).status).toBe(200);
+  const ownerData = async (eventId: string) => {
+    const events = await call("GET", "/content-owners/events", { key: owner.key });
+    const event = events.body.items.find((item: { event_id: string }) => item.event_id === eventId);
+    return Object.keys(event.event_data).sort();
+  };
+  /** What the owner's event list and the agent's session document show of the conversation. */
+  const seen = async () => {
+    const document = await call("GET", `/sessions/${sessionId}/document`, { key: agent.key });
+    const turnEvent = document.body.events.find((event: { type: string }) => event.type === "turn_started");
+    return {
+      data: await ownerData(first.id),
+      turn: turnEvent.turn,
+    };
+  };
+  expect(await seen()).toEqual({ data: Object.keys(data).sort(), turn });
+
+  expect((await describe("intent")).status).toBe(200);
+  expect(await seen()).toEqual({
+    data: ["query_intent", "query_tokens", "scope"],
+    turn: { privacy_level: "intent", query_intent: "comparison", query_tokens: 4 },
+  });
+
+  expect((await describe("minimal")).status).toBe(200);
+  expect(await seen()).toEqual({
+    data: ["query_tokens", "scope"],
+    turn: { privacy_level: "minimal", query_tokens: 4 },
+  });
+
+  // Looser again: what was stripped is gone, and what arrives now keeps what the level allows.
+  const later = validEvents.grounded(owner.domain as string, { data, timestamp: new Date().toISOString() });
+  expect((await describe("full", [later])).status).toBe(200);
+  expect((await seen()).data).toEqual(["query_tokens", "scope"]);
+  expect(await ownerData(later.id)).toEqual(Object.keys(data).sort());
+});
