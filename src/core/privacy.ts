@@ -88,7 +88,7 @@ export function stripConversationData(
   return { data: kept, removed: Object.keys(data).filter((key) => !(key in kept) && data[key] != null) };
 }
 
-/** Whether `level` shares less than `than`. */
-export function isStricter(level: PrivacyLevel, than: PrivacyLevel): boolean {
-  return strictness[level] > strictness[than];
+/** The conversation-derived fields `level` withholds (none at `full` and `summary`). */
+export function withheldFields(level: PrivacyLevel): string[] {
+  return allFields.filter((field) => !allowedFields[level].includes(field));
 }

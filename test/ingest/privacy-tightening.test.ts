@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
+import { testRuntime } from "../support/runtime.ts";
 import { validEvents } from "../support/telemetry-events.ts";
 
 const data = {
@@ -57,3 +58,29 @@ test("a session document that makes the level stricter strips what its session s
   expect((await seen()).data).toEqual(["query_tokens", "scope"]);
   expect(await ownerData(later.id)).toEqual(Object.keys(data).sort());
 });
+
+test("a stricter document racing one that stores text leaves nothing above the level the session ends at", async () => {
+  const { ctx } = await testRuntime();
+  const owner = await createTestOrg();
+  const agent = await createTestOrg({ type: "agent" });
+  for (let round = 0; round < 10; round++) {
+    const sessionId = crypto.randomUUID();
+    const bulk = (privacyLevel: string, events: unknown[]) =>
+      call("POST", "/sessions/bulk", {
+        key: agent.key,
+        body: { session_id: sessionId, privacy_level: privacyLevel, events },
+      });
+    const answers = await Promise.all([
+      bulk("full", [validEvents.grounded(owner.domain as string, { data }), validEvents.turnStarted({ turn })]),
+      bulk("intent", []),
+    ]);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    const [session] = await ctx.sql<{ id: string; privacy_level: string }[]>`
+      SELECT id, privacy_level FROM sessions WHERE org_id = ${agent.id}::uuid AND id = ${sessionId}::uuid`;
+    const [text] = await ctx.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM events
+      WHERE session_id = ${session?.id as string}::uuid AND (data ? 'query_text' OR turn ? 'query_text')`;
+    // Whichever document came last decided the level, and what is stored follows it.
+    expect([session?.privacy_level, text?.n]).toEqual(session?.privacy_level === "full" ? ["full", 2] : ["intent", 0]);
+  }
+}, 30_000);

@@ -1,4 +1,4 @@
-import { isStricter, type PrivacyLevel, stripConversationData, stripTurn } from "../../core/privacy.ts";
+import { type PrivacyLevel, stripConversationData, stripTurn, withheldFields } from "../../core/privacy.ts";
 import type { Queryable } from "../../db/sql.ts";
 
 interface StoredConversation {
@@ -9,27 +9,24 @@ interface StoredConversation {
 }
 
 /**
- * A session document made the session's level stricter (`from` to `to`): its
- * stored events' turns and conversation data are stripped to the new level, as if
- * they had arrived under it, so no read shows what the session no longer shares.
- * Runs in the write's transaction, before its own events are stored. Rare (a level
- * only ever tightens this way), so it reads the session's events rather than
- * keeping anything for it.
+ * A session document declared `level`: its stored events' turns and conversation
+ * data are stripped to it, as if they had arrived under it, so no read shows what
+ * the session no longer shares. Runs in the write's transaction, after the claim
+ * that locks the session and before the write's own events are stored. Only
+ * `intent` and `minimal` withhold anything; a session document is sent about once
+ * a session, so this reads the session's events rather than keeping anything for it.
  */
-export async function tightenStoredConversation(
-  tx: Queryable,
-  sessionId: string,
-  from: PrivacyLevel,
-  to: PrivacyLevel,
-): Promise<void> {
-  if (!isStricter(to, from)) return;
-  // The time as text keeps its microseconds, which a Date would lose.
+export async function tightenStoredConversation(tx: Queryable, sessionId: string, level: PrivacyLevel): Promise<void> {
+  const withheld = withheldFields(level);
+  if (withheld.length === 0) return;
+  // The time as text keeps its microseconds, which a Date would lose. Turns are
+  // read whatever they hold, since each says its own level.
   const stored = await tx<StoredConversation[]>`
     SELECT event_time::text AS at, event_id, data, turn FROM events
-    WHERE session_id = ${sessionId}::uuid AND (turn IS NOT NULL OR data <> '{}'::jsonb)`;
+    WHERE session_id = ${sessionId}::uuid AND (turn IS NOT NULL OR data ?| ${withheld}::text[])`;
   const changed = stored.flatMap((event) => {
-    const data = stripConversationData(event.data, to);
-    const turn = event.turn && stripTurn(event.turn, to);
+    const data = stripConversationData(event.data, level);
+    const turn = event.turn && stripTurn(event.turn, level);
     const turnChanged = turn !== null && (turn.removed.length > 0 || turn.level !== event.turn?.privacy_level);
     return data.removed.length > 0 || turnChanged ? [{ ...event, data: data.data, turn: turn?.turn ?? null }] : [];
   });

@@ -123,11 +123,7 @@ export async function writeIngest(
       const headerClaim = header
         ? tx`header_claim AS (${claimHeaderSession(tx, (plans[0] as WritePlan).orgId, header)}),`
         : tx``;
-      // The level stored before this write, read in the claims' snapshot: a document may make it stricter.
-      const levelBefore = header
-        ? tx`(SELECT privacy_level FROM sessions WHERE ${sessionsNamed(tx, (plans[0] as WritePlan).orgId, [header.id])})`
-        : tx`NULL::text`;
-      const claims = tx<{ sessions: ClaimedSession[]; held_from: string | null; level_before: PrivacyLevel | null }[]>`
+      const claims = tx<{ sessions: ClaimedSession[]; held_from: string | null }[]>`
         WITH ${headerClaim}
         claimed AS (
           INSERT INTO sessions AS s (id, wire_id, org_id, agent_id, started_at, manifest_ref, parent_session_id)
@@ -152,13 +148,11 @@ export async function writeIngest(
         bounds AS (${boundSessions(tx, starts, tx`owned`)})
         SELECT (SELECT coalesce(json_agg(json_build_array(org_id, name, id, agent_id, privacy_level)), '[]') FROM owned)
                  AS sessions,
-               ${earliestBound(tx)} AS held_from, ${levelBefore} AS level_before`.execute();
+               ${earliestBound(tx)} AS held_from`.execute();
       // Sent behind the claims, in their round trip: named sessions mostly keep their name as id.
       const ahead = readHoldersAhead(tx, events, starts);
       const [claimed] = await claims;
-      if (header && claimed?.level_before) {
-        await tightenHeaderSession(tx, plans[0] as WritePlan, claimed.sessions, claimed.level_before);
-      }
+      if (header?.privacyLevel) await tightenHeaderSession(tx, plans[0] as WritePlan, claimed?.sessions ?? []);
       if (events.length === 0) return [];
       settleConversation(plans, claimed?.sessions ?? []);
       const rows = withClaimedSessions(events, claimed?.sessions ?? []);
@@ -192,16 +186,16 @@ export async function writeIngest(
   }
 }
 
-/** A described session's stored conversation, stripped when its document made the level stricter. */
-async function tightenHeaderSession(
-  tx: Queryable,
-  plan: WritePlan,
-  claimed: readonly ClaimedSession[],
-  before: PrivacyLevel,
-): Promise<void> {
+/**
+ * A described session's stored conversation, stripped to the level its document
+ * declares. Whatever level was stored before: a document racing this one may have
+ * stored looser text a moment ago, which the claim's lock has waited for and a new
+ * statement now sees.
+ */
+async function tightenHeaderSession(tx: Queryable, plan: WritePlan, claimed: readonly ClaimedSession[]): Promise<void> {
   const name = plan.header?.id.toLowerCase();
   const session = claimed.find(([orgId, claimedName]) => orgId === plan.orgId && claimedName === name);
-  if (session) await tightenStoredConversation(tx, session[2], before, session[4]);
+  if (session) await tightenStoredConversation(tx, session[2], session[4]);
 }
 
 /**

@@ -28,7 +28,9 @@ export const AdminOrganizationRecord = t.Object({
   created_at: t.Date(),
   verified_domains: t.Array(t.String()),
   members: t.Integer(),
-  suspended_at: t.Nullable(t.Date({ description: "when the operator suspended it (CLI org suspend); null when active" })),
+  suspended_at: t.Nullable(
+    t.Date({ description: "when the operator suspended it (CLI org suspend); null when active" }),
+  ),
 });
 
 export const CreatedOrganization = t.Object({
