@@ -272,6 +272,29 @@ describe("delivery", () => {
     expect(res.body.code).toBe("delivery_in_flight");
   });
 
+  test("a delivery in flight when its endpoint is deleted, and received, is recorded delivered, not dropped", async () => {
+    const hooks = receiver();
+    let answer: () => void = () => {};
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    hooks.on("/slow", async () => {
+      await answered;
+      return new Response("ok");
+    });
+    const org = await createTestOrg();
+    const endpoint = await createEndpoint(org, hooks.url("/slow"), ["invite.claimed"]);
+    const pinged = await callIdentity("POST", `${path}/${endpoint.id}/ping`, { app, key: endpoint.key });
+    const sweeper = await testSweeper({});
+    const sweeping = sweeper.sweep();
+    while (hooks.received.length === 0) await Bun.sleep(10);
+    expect((await callIdentity("DELETE", `${path}/${endpoint.id}`, { app, key: endpoint.key })).status).toBe(204);
+    answer();
+    await sweeping;
+    const [delivery] = await deliveriesOf(endpoint);
+    expect(delivery).toMatchObject({ id: pinged.body.id, status: "delivered", last_status_code: 200 });
+  });
+
   test("during a secret rotation's overlap the old secret's signature travels beside the new one's; after it, only the new one", async () => {
     const hooks = receiver();
     const org = await createTestOrg();

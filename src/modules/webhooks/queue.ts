@@ -193,7 +193,11 @@ export async function recordAttempts(
         delivered_at = r.delivered_at, last_attempt_at = r.attempted_at, last_status_code = r.status_code,
         last_error = r.error, leased_until = NULL, lease_id = NULL
       FROM r
-      WHERE d.id = r.id AND d.lease_id = r.lease_id AND d.status = 'pending'
+      WHERE d.id = r.id AND (
+        (d.lease_id = r.lease_id AND d.status = 'pending')
+        -- In flight when its endpoint was deleted or disabled, and received: it was delivered.
+        OR (d.status = 'dropped' AND r.succeeded)
+      )
     )
     UPDATE webhook_endpoints e SET
       last_success_at = coalesce(h.last_success, e.last_success_at),

@@ -188,7 +188,10 @@ function requireActive(endpoint: WebhookEndpoint): void {
   }
 }
 
-/** Drops an endpoint's pending deliveries (its deliveries in flight finish, but change nothing). */
+/**
+ * Drops an endpoint's pending deliveries. One in flight finishes: received, it is
+ * recorded delivered (queue.ts), else it stays dropped.
+ */
 async function dropPending(tx: Queryable, endpointId: string): Promise<number> {
   const dropped = await tx`
     UPDATE webhook_deliveries SET status = 'dropped', next_attempt_at = NULL, leased_until = NULL, lease_id = NULL
