@@ -285,7 +285,7 @@ describe("delivery", () => {
     const org = await createTestOrg();
     const endpoint = await createEndpoint(org, hooks.url("/slow"), ["invite.claimed"]);
     const pinged = await callIdentity("POST", `${path}/${endpoint.id}/ping`, { app, key: endpoint.key });
-    const sweeper = await testSweeper({});
+    const sweeper = await testSweeper({ clock: testClock().now });
     const sweeping = sweeper.sweep();
     while (hooks.received.length === 0) await Bun.sleep(10);
     expect((await callIdentity("DELETE", `${path}/${endpoint.id}`, { app, key: endpoint.key })).status).toBe(204);
