@@ -1,8 +1,10 @@
 import { expect, test } from "bun:test";
+import { runCompressionPolicies } from "../../src/db/maintenance.ts";
+import { tightenStoredConversation } from "../../src/modules/ingest/privacy-tightening.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
-import { validEvents } from "../support/telemetry-events.ts";
+import { ago, validEvents } from "../support/telemetry-events.ts";
 
 const data = {
   scope: "turn",
@@ -83,4 +85,29 @@ test("a stricter document racing one that stores text leaves nothing above the l
     // Whichever document came last decided the level, and what is stored follows it.
     expect([session?.privacy_level, text?.n]).toEqual(session?.privacy_level === "full" ? ["full", 2] : ["intent", 0]);
   }
+}, 30_000);
+
+test("stripping a session's events in compressed chunks is not stopped by TimescaleDB's decompression cap", async () => {
+  const { ctx } = await testRuntime();
+  const agent = await createTestOrg({ type: "agent" });
+  const sessionId = crypto.randomUUID();
+  const old = (host: string, seconds: number) =>
+    validEvents.grounded(host, { data, timestamp: ago(45 * 86_400 + seconds) });
+  // Two hosts: two compressed batches, each decompressed whole by the update.
+  const events = [old("one.cap.example", 0), old("two.cap.example", 1)];
+  const stored = await call("POST", "/sessions/bulk", {
+    key: agent.key,
+    body: { session_id: sessionId, privacy_level: "full", events },
+  });
+  expect(stored.status).toBe(200);
+  expect(await runCompressionPolicies(ctx.sql)).toBe(true);
+
+  await ctx.sql.begin(async (tx) => {
+    // A cap the update would pass at once, unless the strip lifts it for its transaction.
+    await tx`SET LOCAL timescaledb.max_tuples_decompressed_per_dml_transaction = 1`;
+    await tightenStoredConversation(tx, sessionId, "intent");
+  });
+  const [text] = await ctx.sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM events WHERE session_id = ${sessionId}::uuid AND data ? 'query_text'`;
+  expect(text?.n).toBe(0);
 }, 30_000);

@@ -13,7 +13,7 @@ interface StoredConversation {
  * data are stripped to it, as if they had arrived under it, so no read shows what
  * the session no longer shares. Runs in the write's transaction, after the claim
  * that locks the session and before the write's own events are stored. Only
- * `intent` and `minimal` withhold anything; a session document is sent about once
+ * `intent` and `minimal` withhold anything. A session document is sent about once
  * a session, so this reads the session's events rather than keeping anything for it.
  */
 export async function tightenStoredConversation(tx: Queryable, sessionId: string, level: PrivacyLevel): Promise<void> {
@@ -31,6 +31,10 @@ export async function tightenStoredConversation(tx: Queryable, sessionId: string
     return data.removed.length > 0 || turnChanged ? [{ ...event, data: data.data, turn: turn?.turn ?? null }] : [];
   });
   if (changed.length === 0) return;
+  // A long session's events in compressed chunks can lie in many batches (one per
+  // host), each decompressed whole; TimescaleDB's default cap of 100,000 rows a
+  // transaction would refuse the write, and the level change with it, every time.
+  await tx`SET LOCAL timescaledb.max_tuples_decompressed_per_dml_transaction = 0`;
   await tx`
     UPDATE events e SET data = c.data::jsonb, turn = c.turn::jsonb
     FROM unnest(
