@@ -1,7 +1,7 @@
 import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Config } from "../config.ts";
-import { problem } from "../core/problem.ts";
+import { ProblemError, problem } from "../core/problem.ts";
 
 /**
  * What a request is limited as. Authenticated requests are counted per credential
@@ -206,9 +206,17 @@ export async function authenticateCountingFailures<T>(
     if (decision && !decision.allowed) throw rateLimited(limiter, "failed_auth", decision);
     charged = decision !== undefined;
   };
-  const result = await authenticate(beforeLookup);
-  if (charged) limiter.giveBack("failed_auth", address);
-  return result;
+  try {
+    const result = await authenticate(beforeLookup);
+    if (charged) limiter.giveBack("failed_auth", address);
+    return result;
+  } catch (error) {
+    // A real key of a suspended organisation is no guess: its refusal costs no token.
+    if (charged && error instanceof ProblemError && error.code === "organization_suspended") {
+      limiter.giveBack("failed_auth", address);
+    }
+    throw error;
+  }
 }
 
 /**

@@ -204,4 +204,18 @@ describe("rate limits over HTTP", () => {
       }
     });
   });
+
+  test("a suspended organisation's keys are refused as suspended, costing no failed_auth token", async () => {
+    const { ctx } = await testRuntime();
+    const owner = await createTestOrg();
+    const keys = await Promise.all([1, 2, 3, 4].map(() => owner.keyWith(null)));
+    await ctx.sql`UPDATE organizations SET suspended_at = now() WHERE id = ${owner.id}::uuid`;
+    await withLimitedServer(async (base) => {
+      // Each fresh key needs a lookup; a bucket of 2 would refuse the third with 429.
+      for (const key of [...keys, ...keys]) {
+        const res = await fetch(`${base}/content-owners/summary`, { headers: { "x-api-key": key } });
+        expect([res.status, ((await res.json()) as { code: string }).code]).toEqual([403, "organization_suspended"]);
+      }
+    });
+  });
 });

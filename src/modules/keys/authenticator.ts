@@ -28,7 +28,8 @@ const sweepThreshold = 10_000;
  * Revocations made through this process apply at once (`forget`).
  */
 export class KeyAuthenticator {
-  readonly #cache = new Map<string, { principal: Principal; expires: number }>();
+  /** Keys known good, or known to belong to a suspended organisation (refused from here, until sql/075 announces a change). */
+  readonly #cache = new Map<string, { principal: Principal; suspended: boolean; expires: number }>();
   readonly #lookups = new SingleFlight<Principal>();
   /**
    * Counts invalidations. A lookup under way when one arrives may have read the
@@ -52,7 +53,10 @@ export class KeyAuthenticator {
     if (!parsed) throw problem("unauthorized", "unrecognised API key");
     const cacheKey = Buffer.from(parsed.hash).toString("hex");
     const cached = this.#cache.get(cacheKey);
-    if (cached && cached.expires > Date.now()) return cached.principal;
+    if (cached && cached.expires > Date.now()) {
+      if (cached.suspended) throw organizationSuspended();
+      return cached.principal;
+    }
     // Parallel requests with one key not yet in memory (an emitter after a restart)
     // make one lookup between them.
     const generation = this.#generation;
@@ -77,7 +81,6 @@ export class KeyAuthenticator {
       throw problem("unauthorized", "unrecognised API key");
     }
     if (row.revoked_at) throw problem("unauthorized", "this API key has been revoked");
-    if (row.suspended) throw organizationSuspended();
 
     const principal: Principal = {
       keyId: row.id,
@@ -86,7 +89,8 @@ export class KeyAuthenticator {
       scopes: new Set(row.scopes),
       verifiedDomains: row.verified_domains,
     };
-    if (this.ttlSeconds > 0 && generation === this.#generation) this.#remember(cacheKey, principal);
+    if (this.ttlSeconds > 0 && generation === this.#generation) this.#remember(cacheKey, principal, row.suspended);
+    if (row.suspended) throw organizationSuspended();
     // Recorded once per cache period, off the request path.
     this.sql`UPDATE api_keys SET last_used_at = now() WHERE id = ${row.id}`.catch((error: unknown) =>
       this.log.warn("could not record key use", { key_id: row.id, error: String(error) }),
@@ -94,13 +98,13 @@ export class KeyAuthenticator {
     return principal;
   }
 
-  #remember(cacheKey: string, principal: Principal): void {
+  #remember(cacheKey: string, principal: Principal, suspended: boolean): void {
     const now = Date.now();
     // Entries of keys that stopped calling would otherwise stay forever; sweep them now and then.
     if (this.#cache.size >= sweepThreshold) {
       for (const [hash, entry] of this.#cache) if (entry.expires <= now) this.#cache.delete(hash);
     }
-    this.#cache.set(cacheKey, { principal, expires: now + this.ttlSeconds * 1000 });
+    this.#cache.set(cacheKey, { principal, suspended, expires: now + this.ttlSeconds * 1000 });
   }
 
   /**
