@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { addMember } from "../../src/modules/organizations/service.ts";
+import { testServerUrl } from "../support/databases.ts";
 import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
 import { callIdentity, memberOf, signIn, signInOperatorAdmin, uniqueEmail } from "../support/identity.ts";
 import { testRuntime } from "../support/runtime.ts";
@@ -133,3 +134,30 @@ describe("concurrent changes", () => {
     expect(await auditActions(org.id, "api_key.revoked")).toBe(1);
   }, 60_000);
 });
+
+// The embedded engine is one session: a transaction held open would stop the request too.
+test.skipIf(!testServerUrl)(
+  "an admin demoted while inviting an admin is refused once the demotion commits, not admitted on the old role",
+  async () => {
+    const { ctx } = await testRuntime();
+    const org = await createTestOrg();
+    const admin = await memberOf(org.id, "admin");
+    const demotion = await ctx.sql.reserve();
+    try {
+      await demotion`BEGIN`;
+      await demotion`
+        UPDATE organization_members SET role = 'member' WHERE org_id = ${org.id}::uuid AND user_id = ${admin.userId}::uuid`;
+      const inviting = callIdentity("POST", `${base}/invites`, {
+        session: admin.session,
+        body: { email: uniqueEmail("invited"), role: "admin" },
+      });
+      await Bun.sleep(300);
+      await demotion`COMMIT`;
+      const invited = await inviting;
+      expect([invited.status, invited.body.code]).toEqual([403, "role_required"]);
+    } finally {
+      demotion.release();
+    }
+  },
+  30_000,
+);

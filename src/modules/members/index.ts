@@ -14,11 +14,10 @@ import {
   RoleBody,
   UserParams,
 } from "./model.ts";
-import { assertMayAssign } from "./roles.ts";
 import {
   changeRole,
   claimInvite,
-  createInvite,
+  inviteAs,
   listInvitesFor,
   listMembers,
   listOrgInvites,
@@ -80,11 +79,7 @@ export const membersModule = (ctx: AppContext) =>
     .post(
       "/invites",
       async ({ access, body, set }) => {
-        const role = body.role ?? "member";
-        assertMayAssign(access.role, role);
-        const invite = await ctx.sql.begin((tx) =>
-          createInvite(tx, { orgId: access.orgId, email: body.email, role, actor: access.actor }),
-        );
+        const invite = await inviteAs(ctx.sql, access, body.email, body.role ?? "member");
         await mailInvite(ctx, invite);
         set.status = 201;
         return invite;
@@ -114,7 +109,7 @@ export const membersModule = (ctx: AppContext) =>
     .delete(
       "/invites/:id",
       async ({ access, params, set }) => {
-        await revokeInvite(ctx.sql, { orgId: access.orgId, inviteId: params.id, actor: access.actor });
+        await revokeInvite(ctx.sql, access, params.id);
         set.status = 204;
       },
       {

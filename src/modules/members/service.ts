@@ -74,6 +74,21 @@ async function lockMembership(tx: Transaction, orgId: string): Promise<void> {
 }
 
 /**
+ * The caller as it is now: a session's role read again, and held (FOR SHARE)
+ * until the transaction ends, so a demotion or removal made meanwhile is seen or
+ * waits (403 when the user has left). An API key acts as admitted.
+ */
+async function callerNow(tx: Transaction, access: OrgAccess): Promise<OrgAccess> {
+  if (access.caller.kind !== "session") return access;
+  const [self] = await tx<{ role: MemberRole }[]>`
+    SELECT role FROM organization_members
+    WHERE org_id = ${access.orgId}::uuid AND user_id = ${access.caller.user.userId}::uuid
+    FOR SHARE`;
+  if (!self) throw problem("not_a_member", "you are not a member of this organisation");
+  return { ...access, role: self.role };
+}
+
+/**
  * Runs `change` in a transaction that holds the organisation's membership turn,
  * with the member and the acting user's role as they are now (404 or 403 when
  * either has left meanwhile).
@@ -88,10 +103,7 @@ async function changingMember<T>(
     await lockMembership(tx, access.orgId);
     const member = await findMember(tx, access.orgId, userId);
     if (!member) throw problem("member_not_found", "no such member of this organisation");
-    if (access.caller.kind !== "session") return change(tx, member, access);
-    const self = await findMember(tx, access.orgId, access.caller.user.userId);
-    if (!self) throw problem("not_a_member", "you are not a member of this organisation");
-    return change(tx, member, { ...access, role: self.role });
+    return change(tx, member, await callerNow(tx, access));
   });
   // postgres.js types a transaction's result as an unwrapped array, which T is not.
   return changed as T;
@@ -170,6 +182,16 @@ export async function createInvite(
   return created;
 }
 
+/** A member's (or key's) invitation, checked against the caller's role as it is now. */
+export function inviteAs(sql: Sql, access: OrgAccess, email: string, role: MemberRole): Promise<Invite> {
+  return sql.begin(async (tx) => {
+    const caller = await callerNow(tx, access);
+    assertManages(caller);
+    assertMayAssign(caller.role, role);
+    return createInvite(tx, { orgId: access.orgId, email, role, actor: access.actor });
+  });
+}
+
 export async function listOrgInvites(
   sql: Queryable,
   orgId: string,
@@ -198,11 +220,10 @@ export async function listInvitesFor(
   return { items, total: count?.n ?? 0 };
 }
 
-export async function revokeInvite(
-  sql: Sql,
-  input: { orgId: string; inviteId: string; actor: AuditActor },
-): Promise<void> {
+export async function revokeInvite(sql: Sql, access: OrgAccess, inviteId: string): Promise<void> {
+  const input = { orgId: access.orgId, inviteId, actor: access.actor };
   await sql.begin(async (tx) => {
+    assertManages(await callerNow(tx, access));
     const [invite] = await tx<{ id: string; email: string }[]>`
       UPDATE invites SET revoked_at = now()
       WHERE id = ${input.inviteId}::uuid AND org_id = ${input.orgId}::uuid AND claimed_at IS NULL AND revoked_at IS NULL
