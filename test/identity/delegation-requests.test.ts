@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { expireDelegationRequests } from "../../src/modules/delegations/service.ts";
+import { testServerUrl } from "../support/databases.ts";
 import {
   activeDelegations,
   appAt,
@@ -535,3 +536,28 @@ describe("races", () => {
     expect(await outboxOf(owner.id)).toHaveLength(1);
   });
 });
+
+// The embedded engine is one session: a transaction held open would stop the request too.
+test.skipIf(!testServerUrl)(
+  "an approval meeting the grantor's removal of the domain waits for it and is then refused as stale",
+  async () => {
+    const { ctx } = await testRuntime();
+    const owner = await contentOwner();
+    const platform = await partner();
+    const request = (await fileRequest(platform, { domain: owner.domain })).body;
+    const removal = await ctx.sql.reserve();
+    try {
+      await removal`BEGIN`;
+      await removal`DELETE FROM domains WHERE org_id = ${owner.id}::uuid AND domain = ${owner.domain}`;
+      const approving = decide(owner, request.id, "approve");
+      await Bun.sleep(300);
+      await removal`COMMIT`;
+      const approved = await approving;
+      expect([approved.status, approved.body.code]).toEqual([409, "delegation_request_stale"]);
+      expect(await activeDelegations(owner.id, platform.id)).toBe(0);
+    } finally {
+      removal.release();
+    }
+  },
+  30_000,
+);

@@ -468,7 +468,7 @@ export async function approveDelegationRequest(
 ): Promise<Delegation> {
   return sql.begin(async (tx) => {
     const request = await pendingRequestFor(tx, input);
-    const { organization: holder } = await resolveDomain(tx, request.domain);
+    const { organization: holder } = await resolveDomain(tx, request.domain, true);
     if (holder?.id !== request.grantor_org_id) {
       throw problem(
         "delegation_request_stale",
