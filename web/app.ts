@@ -138,8 +138,17 @@ async function page(): Promise<Node> {
   if (me.is_operator_admin && param("view") === "admin") return frame(me, orgs, org, "admin", admin());
   if (!org) return frame(me, orgs, undefined, undefined, start(me.user.email));
   const view = viewsOf(org).find((name) => name === param("view")) ?? "overview";
+  if (org.suspended_at) return frame(me, orgs, org, view, suspended(org, org.suspended_at));
   return frame(me, orgs, org, view, views[view](org));
 }
+
+/** What a member of a suspended organisation sees instead of a view: every request for it would be refused. */
+const suspended = (org: Organisation, since: Date | string) =>
+  h(
+    "p",
+    { class: "notice", role: "status" },
+    `${org.name} is suspended by the service's operator since ${new Date(since).toUTCString()}. Its telemetry, keys and settings are out of reach until the operator resumes it.`,
+  );
 
 /** The views an organisation has: domains are for content owners only. */
 const viewsOf = (org: Organisation): ViewName[] =>
@@ -180,7 +189,13 @@ function frame(
                     sort: undefined,
                   }),
               },
-              ...orgs.map((o) => h("option", { value: o.id, selected: o.id === org?.id }, `${o.name} (${o.org_type})`)),
+              ...orgs.map((o) =>
+                h(
+                  "option",
+                  { value: o.id, selected: o.id === org?.id },
+                  `${o.name} (${o.org_type}${o.suspended_at ? ", suspended" : ""})`,
+                ),
+              ),
             ),
           ]
         : null,

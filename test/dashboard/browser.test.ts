@@ -13,6 +13,7 @@ import {
   signInOperatorAdmin,
   uniqueEmail,
 } from "../support/identity.ts";
+import { testRuntime } from "../support/runtime.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
 
 /**
@@ -684,6 +685,19 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     await page.evaluate(`dispatchEvent(new Event("focus"))`);
     await page.waitForSelector("nav[aria-label=Sections]");
     expect(await holds(page, `document.querySelector("#email") === null`)).toBe(true);
+    await page.close();
+  }, 60_000);
+
+  test("a member of a suspended organisation is told so instead of seeing a view of refusals", async () => {
+    const { owner, page, offSite, errors } = await contentOwnerPage("owner");
+    const { ctx } = await testRuntime();
+    await ctx.sql`UPDATE organizations SET suspended_at = now() WHERE id = ${owner.id}::uuid`;
+    await show(page, `/app?org=${owner.id}&view=keys`);
+    await page.waitForSelector("main .notice[role=status]");
+    expect(await textOf(page, "main .notice")).toContain("is suspended by the service's operator");
+    expect(await textOf(page, "#org")).toContain("suspended");
+    expect(await page.$("#key-name")).toBeNull();
+    expect({ offSite, errors }).toEqual({ offSite: [], errors: [] });
     await page.close();
   }, 60_000);
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { cli } from "../support/cli.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
-import { callIdentity, memberOf, signInOperatorAdmin } from "../support/identity.ts";
+import { callIdentity, memberOf, signIn, signInOperatorAdmin } from "../support/identity.ts";
 import { msUntil } from "../support/polling.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
@@ -57,6 +57,24 @@ describe("suspending an organisation (CLI org suspend / org resume)", () => {
     expect(await msUntil(async () => (await byKey()) === 200)).toBeLessThan(1000);
     expect(await bySession()).toBe(200);
     expect(await auditOf(org.id)).toEqual(["organization.suspended", "organization.resumed"]);
+  }, 30_000);
+
+  test("an invitation to a suspended organisation cannot be claimed until it is resumed", async () => {
+    const org = await createTestOrg();
+    const owner = await memberOf(org.id, "owner");
+    const invitee = await signIn();
+    const invited = await callIdentity("POST", "/api/v1/identity/invites", {
+      session: owner.session,
+      body: { email: invitee.email },
+    });
+    expect(invited.status).toBe(201);
+    const claim = () =>
+      callIdentity("POST", `/api/v1/identity/invites/${invited.body.id}/claim`, { session: invitee.session });
+    expect((await cli("org", "suspend", "--id", org.id)).exitCode).toBe(0);
+    const refused = await claim();
+    expect([refused.status, refused.body.code]).toEqual([403, "organization_suspended"]);
+    expect((await cli("org", "resume", "--id", org.id)).exitCode).toBe(0);
+    expect((await claim()).status).toBe(200);
   }, 30_000);
 
   test("an unknown organisation is a usage error (exit 2)", async () => {

@@ -28,20 +28,22 @@ const intervals = ["hour", "day", "week", "month"] as const;
 /** url_contains texts: several URLs each (page-1 is also in page-10 to page-12), one, or none. */
 const urlSearches = ["PAGE-1", "/Page-7", "nothing-matches"];
 
-/** Sessions of a few to 15 events within hours, over one to three hosts, plus session-less events. */
+/** Sessions of a few to 15 events within hours, over one to three hosts and one or more agents, plus session-less events. */
 function randomEvents(count: number, hosts: string[], platforms: string[], from: number, to: number): TestEvent[] {
   const events: TestEvent[] = [];
   while (events.length < count) {
     const sessionId = random.chance(0.15) ? null : crypto.randomUUID();
     const sessionHosts = Array.from({ length: random.int(1, 3) }, () => random.pick(hosts));
     const org = random.pick(platforms);
-    const agent = random.pick(["agent-a", "agent-b", null]);
+    // Mostly one agent a session; sometimes each event names its own (a batch's envelope agent_id wins).
+    const mixed = random.chance(0.25);
+    const sessionAgent = random.pick(["agent-a", "agent-b", null]);
     const start = from + random.next() * (to - from);
     for (let i = random.int(1, 15); i > 0; i--) {
       events.push({
         event_time: new Date(Math.min(to - 1, start + random.next() * 6 * hourMs)),
         org_id: org,
-        agent_id: agent,
+        agent_id: mixed ? random.pick(["agent-a", "agent-b", null]) : sessionAgent,
         session_id: sessionId,
         event_type: random.pick(eventTypes),
         source_role: random.pick(roles),

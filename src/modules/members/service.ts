@@ -1,7 +1,7 @@
 import type { AppContext } from "../../context.ts";
 import type { AuditActor, OrgAccess } from "../../core/caller.ts";
 import { normalizeEmail } from "../../core/email.ts";
-import type { MemberRole } from "../../core/organizations.ts";
+import { type MemberRole, organizationSuspended } from "../../core/organizations.ts";
 import { ProblemError, problem } from "../../core/problem.ts";
 import type { Queryable, Sql, Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
@@ -258,6 +258,10 @@ export async function claimInvite(
     if (invite.claimed_at) throw problem("invite_claimed", "this invitation has already been claimed");
     if (invite.expires_at.getTime() <= Date.now()) throw problem("invite_expired", "this invitation has expired");
     await lockMembership(tx, invite.org_id);
+    // Joining is acting for the organisation, which a suspension stops; the invitation stays open.
+    const [org] = await tx<{ suspended: boolean }[]>`
+      SELECT suspended_at IS NOT NULL AS suspended FROM organizations WHERE id = ${invite.org_id}::uuid`;
+    if (org?.suspended) throw organizationSuspended();
 
     await addMember(tx, invite.org_id, input.userId, invite.role);
     const [member] = await tx<{ role: MemberRole }[]>`

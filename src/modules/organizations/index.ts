@@ -11,8 +11,8 @@ import {
   AdminOrganizationRecord,
   CreatedOrganization,
   CreateOrganization,
+  MemberOrganizationRecord,
   OrganizationDetail,
-  OrganizationRecord,
   OrgType,
 } from "./model.ts";
 import { createContentOwner } from "./self-serve.ts";
@@ -82,7 +82,7 @@ export const organizationsModule = (ctx: AppContext) =>
       {
         session: true,
         query: t.Object(pageQuery()),
-        response: Paged(OrganizationRecord),
+        response: Paged(MemberOrganizationRecord),
         detail: { summary: "The caller's organisations, with the caller's role" },
       },
     )

@@ -21,6 +21,16 @@ export const OrganizationRecord = t.Object({
   role: Role,
 });
 
+const suspendedAt = t.Nullable(
+  t.Date({
+    description:
+      "when the operator suspended it (CLI org suspend): its keys and sessions are refused; null when active",
+  }),
+);
+
+/** An organisation in its member's list: with the member's role, and whether it is suspended. */
+export const MemberOrganizationRecord = t.Object({ ...OrganizationRecord.properties, suspended_at: suspendedAt });
+
 export const AdminOrganizationRecord = t.Object({
   id: t.String({ format: "uuid" }),
   name: t.String(),
@@ -28,9 +38,7 @@ export const AdminOrganizationRecord = t.Object({
   created_at: t.Date(),
   verified_domains: t.Array(t.String()),
   members: t.Integer(),
-  suspended_at: t.Nullable(
-    t.Date({ description: "when the operator suspended it (CLI org suspend); null when active" }),
-  ),
+  suspended_at: suspendedAt,
 });
 
 export const CreatedOrganization = t.Object({

@@ -43,9 +43,10 @@ export async function findOrganization(sql: Queryable, id: string): Promise<Orga
   return org;
 }
 
-/** An organisation as a member sees it in lists: with the member's role. */
+/** An organisation as a member sees it in lists: with the member's role, and whether it is suspended. */
 export interface MemberOrganization extends Organization {
   role: MemberRole;
+  suspended_at: Date | null;
 }
 
 export async function addMember(sql: Queryable, orgId: string, userId: string, role: MemberRole): Promise<void> {
@@ -60,7 +61,7 @@ export async function listUserOrganizations(
   page: { limit: number; offset: number },
 ): Promise<{ items: MemberOrganization[]; total: number }> {
   const items = await sql<MemberOrganization[]>`
-    SELECT o.id, o.name, o.org_type, o.created_at, m.role
+    SELECT o.id, o.name, o.org_type, o.created_at, m.role, o.suspended_at
     FROM organization_members m JOIN organizations o ON o.id = m.org_id
     WHERE m.user_id = ${userId}::uuid
     ORDER BY o.created_at, o.id
