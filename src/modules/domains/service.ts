@@ -23,14 +23,22 @@ export class DomainConflictError extends Error {
   override name = "DomainConflictError";
 }
 
-/** Registers a domain on an organisation (idempotent for the same pair). */
-export async function registerDomain(sql: Queryable, orgId: string, input: string): Promise<Domain> {
+/**
+ * Registers a domain on an organisation (idempotent for the same pair);
+ * `created` says whether this call made the row (xmax is 0 for a row inserted,
+ * not updated), so concurrent registrations agree on which one made it.
+ */
+export async function registerDomain(
+  sql: Queryable,
+  orgId: string,
+  input: string,
+): Promise<Domain & { created: boolean }> {
   const domain = normalizeDomain(input);
-  const [row] = await sql<Domain[]>`
+  const [row] = await sql<(Domain & { created: boolean })[]>`
     INSERT INTO domains (org_id, domain) VALUES (${orgId}::uuid, ${domain})
     ON CONFLICT (org_id, domain) DO UPDATE SET domain = EXCLUDED.domain
-    RETURNING *`;
-  return row as Domain;
+    RETURNING *, xmax = 0 AS created`;
+  return row as Domain & { created: boolean };
 }
 
 /**
@@ -74,14 +82,11 @@ export async function registerDomainAs(
   input: string,
   actor: AuditActor,
 ): Promise<Domain> {
-  const name = normalizeDomain(input);
-  const [made] = await sql<Domain[]>`
-    INSERT INTO domains (org_id, domain) VALUES (${orgId}::uuid, ${name})
-    ON CONFLICT (org_id, domain) DO NOTHING
-    RETURNING *`;
-  if (!made) return (await findDomain(sql, orgId, name)) as Domain;
-  await recordAudit(sql, { actor, orgId, action: "domain.registered", targetType: "domain", targetId: made.domain });
-  return made;
+  const { created, ...domain } = await registerDomain(sql, orgId, input);
+  if (created) {
+    await recordAudit(sql, { actor, orgId, action: "domain.registered", targetType: "domain", targetId: domain.domain });
+  }
+  return domain;
 }
 
 /**
