@@ -78,6 +78,13 @@ describe("OAuth / OpenID Connect sign-in", () => {
     expect(me.body.user.email).toBe(email);
   });
 
+  test("a token signed with a key the provider has just rotated in is verified at once, its key set fetched again", async () => {
+    expect((await signInWith({ claims: { email: uniqueEmail("before") } })).status).toBe(200);
+    await provider.rotateKey();
+    const res = await signInWith({ claims: { email: uniqueEmail("after") } });
+    expect([res.status, res.body.detail]).toEqual([200, undefined]);
+  });
+
   test("a state is single-use, and deleted with its verifier and nonce once used; unknown states and provider errors are refused", async () => {
     const browser = aBrowser();
     const location = await browser.start();

@@ -19,9 +19,10 @@ interface PendingCode {
  * authorization endpoint and answers the redirect back to the app.
  */
 export async function startOidcProvider(client: { id: string; secret?: string }) {
-  const signing = await generateKeyPair("ES256");
+  let signing = await generateKeyPair("ES256");
   const stranger = await generateKeyPair("ES256");
-  const jwk = { ...(await exportJWK(signing.publicKey)), kid: "test-key", alg: "ES256", use: "sig" };
+  const published = async (kid: string) => ({ ...(await exportJWK(signing.publicKey)), kid, alg: "ES256", use: "sig" });
+  let jwk = await published("test-key");
   const codes = new Map<string, PendingCode>();
   /** Answers that replace the provider's own at a path, to play a provider that misbehaves. */
   const replaced = new Map<string, () => Response | Promise<Response>>();
@@ -80,7 +81,7 @@ export async function startOidcProvider(client: { id: string; secret?: string })
       else claims[name] = value;
     }
     const jwt = new SignJWT(claims)
-      .setProtectedHeader({ alg: "ES256", kid: "test-key" })
+      .setProtectedHeader({ alg: "ES256", kid: jwk.kid })
       .setIssuer((pending.claims.iss as string) ?? issuer)
       .setAudience((pending.claims.aud as string | string[]) ?? pending.clientId)
       .setIssuedAt(pending.claims.iat as number | undefined)
@@ -91,6 +92,11 @@ export async function startOidcProvider(client: { id: string; secret?: string })
 
   return {
     issuer,
+    /** Signs with a new key from now on, published alone under a new kid, as a provider rotating its keys. */
+    async rotateKey(): Promise<void> {
+      signing = await generateKeyPair("ES256");
+      jwk = await published(`test-key-${crypto.randomUUID()}`);
+    },
     /** From now on `path` (/.well-known/openid-configuration, /jwks, /token) answers with `respond`; undefined restores it. */
     replaceAnswer(path: string, respond: (() => Response | Promise<Response>) | undefined): void {
       if (respond) replaced.set(path, respond);

@@ -55,7 +55,11 @@ function discoveryOf(document: unknown, issuer: string): Discovery {
   return {
     authorization: endpointOf(document, "authorization_endpoint"),
     token: endpointOf(document, "token_endpoint"),
-    jwks: createRemoteJWKSet(endpointOf(document, "jwks_uri")),
+    // jose waits 30 s after a fetch before fetching again for an unknown key id,
+    // which refused sign-ins just after a provider rotated its keys. ID tokens come
+    // only from the provider's token endpoint, never from the browser, so nobody
+    // can make the service fetch for made-up key ids.
+    jwks: createRemoteJWKSet(endpointOf(document, "jwks_uri"), { cooldownDuration: 0 }),
   };
 }
 
