@@ -57,8 +57,9 @@ export async function countApiKeys(sql: Queryable, orgId: string): Promise<numbe
 
 /**
  * Revokes a key (idempotent: the first revocation time is kept). Undefined when
- * no such key; `revokedNow` says whether this call revoked it (a revocation made
- * in this transaction carries its start time, now()).
+ * no such key; `revokedNow` says whether this call revoked it. The key is read
+ * FOR UPDATE first, which waits for a concurrent revocation and then sees it, so
+ * of several at once exactly one revokes.
  */
 export async function revokeApiKey(
   sql: Queryable,
@@ -66,9 +67,15 @@ export async function revokeApiKey(
   orgId?: string,
 ): Promise<(ApiKeyRecord & { revokedNow: boolean }) | undefined> {
   const [record] = await sql<(ApiKeyRecord & { revokedNow: boolean })[]>`
+    WITH before AS (
+      SELECT id AS key_id, revoked_at AS revoked_before FROM api_keys
+      WHERE id = ${keyId}::uuid ${orgId ? sql`AND org_id = ${orgId}::uuid` : sql``}
+      FOR UPDATE
+    )
     UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
-    WHERE id = ${keyId}::uuid ${orgId ? sql`AND org_id = ${orgId}::uuid` : sql``}
-    RETURNING ${listed(sql)}, revoked_at = now() AS "revokedNow"`;
+    FROM before
+    WHERE id = before.key_id
+    RETURNING ${listed(sql)}, revoked_before IS NULL AS "revokedNow"`;
   return record;
 }
 
