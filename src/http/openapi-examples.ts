@@ -120,6 +120,10 @@ export function problemCodesOf(operation: DocumentedOperation, tags: readonly st
   }
   if (operation.requestBody) codes.push("malformed_json", "empty_body", "payload_too_large", "unsupported_media_type");
   if (access && access.kind !== "public") codes.push("unauthorized");
+  // Every credential acting for an organisation: its keys, its members' sessions, a partner's key.
+  if (access?.kind === "key" || access?.kind === "org" || access?.kind === "partner") {
+    codes.push("organization_suspended");
+  }
   switch (access?.kind) {
     case "key":
       if (access.scope) codes.push("missing_scope");

@@ -183,7 +183,7 @@ export const delegationsModule = (ctx: AppContext) =>
         detail: {
           summary: "Approve a delegation request (its grantor only): 201 with the delegation",
           description:
-            "409 delegation_request_resolved when it was already approved or denied, 409 delegation_request_stale when the caller no longer holds the request's domain (or a parent of it) verified, 410 delegation_request_expired 30 days after it was filed. A request addressed to another organisation is 404. Writes delegation.created for both organisations.",
+            "409 delegation_request_resolved when it was already approved or denied, 409 delegation_request_stale when the request's domain no longer resolves to the caller (the most specific verified domain covering it was removed or is another organisation's), 410 delegation_request_expired 30 days after it was filed. A request addressed to another organisation is 404. Writes delegation.created for both organisations.",
         },
       },
     )

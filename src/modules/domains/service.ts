@@ -84,7 +84,13 @@ export async function registerDomainAs(
 ): Promise<Domain> {
   const { created, ...domain } = await registerDomain(sql, orgId, input);
   if (created) {
-    await recordAudit(sql, { actor, orgId, action: "domain.registered", targetType: "domain", targetId: domain.domain });
+    await recordAudit(sql, {
+      actor,
+      orgId,
+      action: "domain.registered",
+      targetType: "domain",
+      targetId: domain.domain,
+    });
   }
   return domain;
 }

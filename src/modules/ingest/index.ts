@@ -29,6 +29,9 @@ const limitsText = `Limits: at most ${ingestLimits.maxEventsPerBatch} events per
 const signatureText =
   "Signed telemetry: an optional Content-Telemetry-Signature header carries a detached compact JWS (alg EdDSA, kid = a key id of the reporter's registered manifest) over the exact request body. Every stored event records signature_status: verified, unverified (unsigned, or no valid manifest), invalid, unknown_key or expired_key. An invalid signature is accepted and marked, never rejected (the standard makes signing informational, sections 8.4 and 8.7).";
 
+/** What a document declaring a withholding privacy level does to what its session stored. */
+const privacyTighteningText =
+  "A session document declaring privacy_level intent or minimal also strips the session's stored events and turns to that level (the answer's stripped lists only its own fields).";
 const atomicText = `A request with any invalid event is refused whole with 400 problem+json: \`errors\` lists one entry per failing field, {path (JSON pointer such as /events/3/data/citation_type), message (the rule and the allowed values)}, at most ${ingestLimits.maxReportedErrors} (past that \`errors_truncated\` is true and \`error_count\` gives the total); \`invalid_events\` lists the indexes. Nothing of it is stored. An event id already stored for the reporting organisation (same id and timestamp) is skipped and not counted, so retries are safe; an id repeated within one batch is stored once, within one session document it is refused. Unknown event types are refused (the v1 type list is closed; checkout_completed is this service's registered extension). Events later than their session's ended_at are accepted and stored.`;
 
 const conformanceText =
@@ -101,7 +104,7 @@ export const ingestModule = (ctx: AppContext) => {
         response: EventsResponse,
         detail: {
           summary: "Report events (event_batch, event or session document)",
-          description: `Content Telemetry v1 documents: document_type event_batch (events), event (one event) or session (a whole session with nested events and a required started_at; absent document_type means session; a missing session_id is generated and returned as session_id). schema_version must be 1.x. ${conformanceText} session_id names a session of the caller's organisation (ids are per organisation): an unknown one creates the session, and an id another organisation's session has is answered and stored as a new session of the caller's own. ctx_token on content_engaged and checkout_completed resolves to the token's session. A content-owner key may report only events whose content_url lies on its verified domains (403 naming the offending events). data.ip_hash is stripped; turn fields above the privacy level are stripped. ${atomicText} ${signatureText} ${limitsText}`,
+          description: `Content Telemetry v1 documents: document_type event_batch (events), event (one event) or session (a whole session with nested events and a required started_at; absent document_type means session; a missing session_id is generated and returned as session_id). schema_version must be 1.x. ${conformanceText} session_id names a session of the caller's organisation (ids are per organisation): an unknown one creates the session, and an id another organisation's session has is answered and stored as a new session of the caller's own. ctx_token on content_engaged and checkout_completed resolves to the token's session. A content-owner key may report only events whose content_url lies on its verified domains (403 naming the offending events). An event's agent is the envelope's agent_id, else its session's. data.ip_hash is stripped; turn fields above the privacy level are stripped. ${privacyTighteningText} ${atomicText} ${signatureText} ${limitsText}`,
           requestBody: jsonBody(EventsRequest),
         },
       },
@@ -150,7 +153,7 @@ export const ingestModule = (ctx: AppContext) => {
         response: SessionBulkResponse,
         detail: {
           summary: "Upload a whole session (start, events, outcome) in one request",
-          description: `For batch reporting or replay. Creates the session (or updates the caller's own), stores its events and records the outcome, atomically. Events take the upload's session_id. ${atomicText} ${signatureText} ${limitsText}`,
+          description: `For batch reporting or replay. Creates the session (or updates the caller's own), stores its events and records the outcome, atomically. Events take the upload's session_id. ${privacyTighteningText} ${atomicText} ${signatureText} ${limitsText}`,
           requestBody: jsonBody(SessionBulkRequest),
         },
       },

@@ -83,7 +83,7 @@ export const organizationsModule = (ctx: AppContext) =>
         session: true,
         query: t.Object(pageQuery()),
         response: Paged(MemberOrganizationRecord),
-        detail: { summary: "The caller's organisations, with the caller's role" },
+        detail: { summary: "The caller's organisations, with the caller's role and suspended_at" },
       },
     )
     .get(
@@ -116,7 +116,8 @@ export const organizationsModule = (ctx: AppContext) =>
         query: t.Object({ org_type: t.Optional(OrgType), ...pageQuery() }),
         response: Paged(AdminOrganizationRecord),
         detail: {
-          summary: "Every organisation, newest first, with its verified domains and member count (operator admin)",
+          summary:
+            "Every organisation, newest first, with its verified domains, member count and suspended_at (operator admin)",
         },
       },
     );
