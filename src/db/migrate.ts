@@ -68,19 +68,75 @@ export async function migrate(sql: Sql, log: Logger, dir = defaultMigrationsDir)
     return tx<Recorded[]>`SELECT name, checksum FROM schema_migrations`;
   });
   const recordedAtStart = new Map(applied.map((row) => [row.name, row.checksum]));
-  const done: string[] = [];
   for (const migration of migrations) {
     const recorded = recordedAtStart.get(migration.name);
-    if (recorded !== undefined) {
-      refuseIfChanged(migration, recorded);
-      continue;
+    if (recorded !== undefined) refuseIfChanged(migration, recorded);
+  }
+  const pending = migrations.filter((migration) => !recordedAtStart.has(migration.name));
+  if (pending.length === 0) return [];
+  const scheduler = new PausedScheduler(sql, log);
+  const done: string[] = [];
+  try {
+    for (const migration of pending) {
+      await scheduler.pause();
+      if (await applyUnlessRecorded(sql, log, migration)) {
+        log.info("migration applied", { migration: migration.name });
+        done.push(migration.name);
+      }
     }
-    if (await applyUnlessRecorded(sql, log, migration)) {
-      log.info("migration applied", { migration: migration.name });
-      done.push(migration.name);
-    }
+  } finally {
+    await scheduler.resume();
   }
   return done;
+}
+
+/**
+ * TimescaleDB's job scheduler for this database, stopped while migrations run and
+ * started again after. A migration that drops or alters a continuous aggregate
+ * while its policy job runs fails and is tried again (raceWithJob), but the job
+ * it cancels has also crashed the whole server: a refresh policy worker of
+ * TimescaleDB 2.28.3 ended on signal 11, and PostgreSQL restarted every backend
+ * (seen in CI, on a fresh database, whose earlier migrations' jobs start at once).
+ * Stopping takes a superuser, and the embedded engine runs no scheduler: without
+ * either, migrations run beside the jobs as before.
+ */
+class PausedScheduler {
+  #paused = false;
+  #unavailable = false;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly log: Logger,
+  ) {}
+
+  /** Stops the scheduler once the extension exists (000 creates it); a no-op after that. */
+  async pause(): Promise<void> {
+    if (this.#paused || this.#unavailable) return;
+    try {
+      // Named only once it exists: a call is resolved when parsed, before any test in the statement.
+      const [found] = await this.sql<{ present: boolean }[]>`
+        SELECT to_regproc('_timescaledb_functions.stop_background_workers') IS NOT NULL AS present`;
+      if (!found?.present) return;
+      const [row] = await this.sql<{ stopped: boolean }[]>`
+        SELECT _timescaledb_functions.stop_background_workers() AS stopped`;
+      this.#paused = row?.stopped === true;
+    } catch (error) {
+      this.#unavailable = true;
+      this.log.debug("migrations run beside TimescaleDB's jobs", { reason: (error as Error).message });
+    }
+  }
+
+  async resume(): Promise<void> {
+    if (!this.#paused) return;
+    try {
+      await this.sql`SELECT _timescaledb_functions.start_background_workers()`;
+    } catch (error) {
+      this.log.warn(
+        "could not start TimescaleDB's job scheduler again after the migrations: its jobs wait until SELECT _timescaledb_functions.start_background_workers() is run or the server restarts",
+        { error: (error as Error).message },
+      );
+    }
+  }
 }
 
 interface Recorded {

@@ -92,6 +92,38 @@ describe("migrations", () => {
     }
   }, 60_000);
 
+  test.skipIf(!testServerUrl)(
+    "on a server, TimescaleDB's job scheduler is stopped while migrations run, and runs again after",
+    async () => {
+      const own = await scratchDatabase();
+      try {
+        const dir = tempDir("migrations-");
+        await cp(defaultMigrationsDir, dir, { recursive: true });
+        await writeFile(
+          join(dir, "999_scheduler_probe.sql"),
+          `CREATE TABLE scheduler_probe AS
+             SELECT count(*)::int AS schedulers FROM pg_stat_activity
+             WHERE datname = current_database() AND backend_type LIKE 'TimescaleDB Background Worker Scheduler';`,
+        );
+        await migrate(own.sql, log, dir);
+        const [during] = await own.sql<{ schedulers: number }[]>`SELECT schedulers FROM scheduler_probe`;
+        expect(during?.schedulers).toBe(0);
+        let after = 0;
+        for (let waited = 0; after === 0 && waited < 10_000; waited += 100) {
+          await Bun.sleep(100);
+          const [row] = await own.sql<{ n: number }[]>`
+            SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND backend_type LIKE 'TimescaleDB Background Worker Scheduler'`;
+          after = row?.n ?? 0;
+        }
+        expect(after).toBe(1);
+      } finally {
+        await own.close();
+      }
+    },
+    60_000,
+  );
+
   test("a failing migration rolls back whole and is not recorded", async () => {
     const dir = tempDir("migrations-");
     await cp(defaultMigrationsDir, dir, { recursive: true });
