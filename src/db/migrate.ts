@@ -119,7 +119,9 @@ class PausedScheduler {
       if (!found?.present) return;
       const [row] = await this.sql<{ stopped: boolean }[]>`
         SELECT _timescaledb_functions.stop_background_workers() AS stopped`;
+      // The embedded engine answers false: it has no scheduler to stop, then or later.
       this.#paused = row?.stopped === true;
+      this.#unavailable = !this.#paused;
     } catch (error) {
       this.#unavailable = true;
       this.log.debug("migrations run beside TimescaleDB's jobs", { reason: (error as Error).message });

@@ -14,16 +14,23 @@ interface StoredConversation {
  * the session no longer shares. Runs in the write's transaction, after the claim
  * that locks the session and before the write's own events are stored. Only
  * `intent` and `minimal` withhold anything. A session document is sent about once
- * a session, so this reads the session's events rather than keeping anything for it.
+ * a session, so this reads the session's events (from its earliest) rather than
+ * keeping anything for it.
  */
 export async function tightenStoredConversation(tx: Queryable, sessionId: string, level: PrivacyLevel): Promise<void> {
   const withheld = withheldFields(level);
   if (withheld.length === 0) return;
-  // The time as text keeps its microseconds, which a Date would lose. Turns are
-  // read whatever they hold, since each says its own level.
+  // The session's earliest stored event (sql/030): none means nothing stored yet,
+  // and a bound lets the read skip every chunk before it (the write transaction
+  // plans each statement for its own values). Times as text keep their microseconds.
+  const [bound] = await tx<{ from: string }[]>`
+    SELECT events_from::text AS from FROM session_bounds WHERE session_id = ${sessionId}::uuid`;
+  if (!bound) return;
+  // Turns are read whatever they hold, since each says its own level.
   const stored = await tx<StoredConversation[]>`
     SELECT event_time::text AS at, event_id, data, turn FROM events
-    WHERE session_id = ${sessionId}::uuid AND (turn IS NOT NULL OR data ?| ${withheld}::text[])`;
+    WHERE session_id = ${sessionId}::uuid AND event_time >= ${bound.from}::timestamptz
+      AND (turn IS NOT NULL OR data ?| ${withheld}::text[])`;
   const changed = stored.flatMap((event) => {
     const data = stripConversationData(event.data, level);
     const turn = event.turn && stripTurn(event.turn, level);
@@ -43,5 +50,6 @@ export async function tightenStoredConversation(tx: Queryable, sessionId: string
       ${changed.map((event) => JSON.stringify(event.data))}::text[],
       ${changed.map((event) => (event.turn ? JSON.stringify(event.turn) : null))}::text[]
     ) AS c (event_time, event_id, data, turn)
-    WHERE e.session_id = ${sessionId}::uuid AND e.event_time = c.event_time AND e.event_id = c.event_id`;
+    WHERE e.session_id = ${sessionId}::uuid AND e.event_time >= ${bound.from}::timestamptz
+      AND e.event_time = c.event_time AND e.event_id = c.event_id`;
 }
