@@ -87,15 +87,23 @@ function newSessionIds(sql: Queryable, name: Fragment, orgId: Fragment) {
 
 /**
  * A session row as a claim returns it: its organisation, name, id, agent and
- * privacy level. A claim never changes the level of a stored session unless its
+ * privacy level, and whether the claim created it (xmax is 0 for a row inserted,
+ * not updated). A claim never changes the level of a stored session unless its
  * document declares one (whose turns then take the declared level), so the level
  * returned is the stored one, or the default `minimal` for a session it creates.
  */
-type ClaimedSession = [orgId: string, name: string, id: string, agentId: string | null, level: PrivacyLevel];
+type ClaimedSession = [
+  orgId: string,
+  name: string,
+  id: string,
+  agentId: string | null,
+  level: PrivacyLevel,
+  created: boolean,
+];
 
 /** What a claim of sessions (aliased `s`) returns: the columns of ClaimedSession. */
 const returningClaimed = (sql: Queryable) =>
-  sql`RETURNING s.org_id, ${sessionName(sql, "s")} AS name, s.id, s.agent_id, s.privacy_level`;
+  sql`RETURNING s.org_id, ${sessionName(sql, "s")} AS name, s.id, s.agent_id, s.privacy_level, s.xmax = 0 AS created`;
 
 /**
  * Claims every session the plans name (creating unknown ones for their
@@ -146,7 +154,7 @@ export async function writeIngest(
           SELECT * FROM claimed ${header ? tx`UNION ALL SELECT * FROM header_claim` : tx``}
         ),
         bounds AS (${boundSessions(tx, starts, tx`owned`)})
-        SELECT (SELECT coalesce(json_agg(json_build_array(org_id, name, id, agent_id, privacy_level)), '[]') FROM owned)
+        SELECT (SELECT coalesce(json_agg(json_build_array(org_id, name, id, agent_id, privacy_level, created)), '[]') FROM owned)
                  AS sessions,
                ${earliestBound(tx)} AS held_from`.execute();
       // Sent behind the claims, in their round trip: named sessions mostly keep their name as id.
@@ -190,12 +198,13 @@ export async function writeIngest(
  * A described session's stored conversation, stripped to the level its document
  * declares. Whatever level was stored before: a document racing this one may have
  * stored looser text a moment ago, which the claim's lock has waited for and a new
- * statement now sees.
+ * statement now sees. A session this claim created holds nothing yet (whatever is
+ * written after it meets the level it set), so it costs no statement.
  */
 async function tightenHeaderSession(tx: Queryable, plan: WritePlan, claimed: readonly ClaimedSession[]): Promise<void> {
   const name = plan.header?.id.toLowerCase();
   const session = claimed.find(([orgId, claimedName]) => orgId === plan.orgId && claimedName === name);
-  if (session) await tightenStoredConversation(tx, session[2], session[4]);
+  if (session && !session[5]) await tightenStoredConversation(tx, session[2], session[4]);
 }
 
 /**
