@@ -161,3 +161,35 @@ test.skipIf(!testServerUrl)(
   },
   30_000,
 );
+
+test.skipIf(!testServerUrl)(
+  "an admin revoking an invitation to their own address while claiming it gets one order's answers, not a deadlock",
+  async () => {
+    const { ctx } = await testRuntime();
+    const org = await createTestOrg();
+    const admin = await memberOf(org.id, "admin");
+    const invited = await callIdentity("POST", `${base}/invites`, {
+      session: admin.session,
+      body: { email: admin.email, role: "admin" },
+    });
+    expect(invited.status).toBe(201);
+    // Holding the organisation's membership turn stops the claim after it has locked the invitation.
+    const turn = await ctx.sql.reserve();
+    try {
+      await turn`BEGIN`;
+      await turn`SELECT pg_advisory_xact_lock(hashtextextended(${`members:${org.id}`}, 0))`;
+      const claiming = callIdentity("POST", `${base}/invites/${invited.body.id}/claim`, { session: admin.session });
+      await Bun.sleep(200);
+      const revoking = callIdentity("DELETE", `${base}/invites/${invited.body.id}?org_id=${org.id}`, {
+        session: admin.session,
+      });
+      await Bun.sleep(200);
+      await turn`COMMIT`;
+      const [claimed, revoked] = await Promise.all([claiming, revoking]);
+      expect([claimed.status, revoked.status, revoked.body.code]).toEqual([200, 404, "invite_not_found"]);
+    } finally {
+      turn.release();
+    }
+  },
+  30_000,
+);

@@ -223,12 +223,16 @@ export async function listInvitesFor(
 export async function revokeInvite(sql: Sql, access: OrgAccess, inviteId: string): Promise<void> {
   const input = { orgId: access.orgId, inviteId, actor: access.actor };
   await sql.begin(async (tx) => {
-    assertManages(await callerNow(tx, access));
+    // The invitation before the caller's membership, in the order a claim locks
+    // them: an admin revoking an invitation to their own address while claiming
+    // it would otherwise deadlock.
     const [invite] = await tx<{ id: string; email: string }[]>`
-      UPDATE invites SET revoked_at = now()
+      SELECT id, email FROM invites
       WHERE id = ${input.inviteId}::uuid AND org_id = ${input.orgId}::uuid AND claimed_at IS NULL AND revoked_at IS NULL
-      RETURNING id, email`;
+      FOR UPDATE`;
+    assertManages(await callerNow(tx, access));
     if (!invite) throw problem("invite_not_found", "this organisation has no such open invitation");
+    await tx`UPDATE invites SET revoked_at = now() WHERE id = ${invite.id}::uuid`;
     await recordAudit(tx, {
       actor: input.actor,
       orgId: input.orgId,
