@@ -295,6 +295,64 @@ describe("delivery", () => {
     expect(delivery).toMatchObject({ id: pinged.body.id, status: "delivered", last_status_code: 200 });
   });
 
+  test("a delivery in flight when its endpoint is disabled for failing cannot be redelivered until its attempt ends", async () => {
+    const { ctx } = await testRuntime();
+    const hooks = receiver();
+    const gates = [Promise.withResolvers<void>(), Promise.withResolvers<void>()];
+    let requests = 0;
+    hooks.on("/gated", async () => {
+      const gate = gates[requests++];
+      await gate?.promise;
+      return new Response(gate === gates[0] ? "ok" : "down", { status: gate === gates[0] ? 200 : 500 });
+    });
+    const org = await createTestOrg();
+    const endpoint = await createEndpoint(org, hooks.url("/gated"), ["invite.claimed"]);
+    const first = await callIdentity("POST", `${path}/${endpoint.id}/ping`, { app, key: endpoint.key });
+    await callIdentity("POST", `${path}/${endpoint.id}/ping`, { app, key: endpoint.key });
+    const clock = testClock();
+    const sending = (await testSweeper({ clock: clock.now, concurrency: 1 })).sweep();
+    while (hooks.received.length < 1) await Bun.sleep(10);
+    const failing = (await testSweeper({ clock: clock.now, concurrency: 1 })).sweep();
+    while (hooks.received.length < 2) await Bun.sleep(10);
+    // The second attempt fails on an endpoint failing for 6 days: the sweep disables it.
+    await ctx.sql`UPDATE webhook_endpoints SET failing_since = now() - interval '6 days' WHERE id = ${endpoint.id}::uuid`;
+    gates[1]?.resolve();
+    expect((await failing).endpoints_disabled).toBe(1);
+    const enabled = await callIdentity("POST", `${path}/${endpoint.id}/enable`, { app, key: endpoint.key });
+    expect(enabled.body.status).toBe("active");
+
+    const redeliver = () =>
+      callIdentity("POST", `${path}/${endpoint.id}/deliveries/${first.body.id}/redeliver`, { app, key: endpoint.key });
+    const early = await redeliver();
+    expect([early.status, early.body.code]).toEqual([409, "delivery_in_flight"]);
+    gates[0]?.resolve();
+    await sending;
+    const [delivered] = (await deliveriesOf(endpoint)).filter((delivery) => delivery.id === first.body.id);
+    expect(delivered).toMatchObject({ status: "delivered", attempt_count: 1, last_status_code: 200 });
+    expect((await redeliver()).body).toMatchObject({ status: "pending", attempt_count: 0 });
+    expect(hooks.received).toHaveLength(2);
+  });
+
+  test("a delivery in flight when its endpoint is deleted, and not received, stays dropped with its attempt counted", async () => {
+    const hooks = receiver();
+    const answered = Promise.withResolvers<void>();
+    hooks.on("/failing", async () => {
+      await answered.promise;
+      return new Response("down", { status: 503 });
+    });
+    const org = await createTestOrg();
+    const endpoint = await createEndpoint(org, hooks.url("/failing"), ["invite.claimed"]);
+    const pinged = await callIdentity("POST", `${path}/${endpoint.id}/ping`, { app, key: endpoint.key });
+    const sweeping = (await testSweeper({ clock: testClock().now })).sweep();
+    while (hooks.received.length === 0) await Bun.sleep(10);
+    expect((await callIdentity("DELETE", `${path}/${endpoint.id}`, { app, key: endpoint.key })).status).toBe(204);
+    answered.resolve();
+    await sweeping;
+    const [delivery] = await deliveriesOf(endpoint);
+    expect(delivery).toMatchObject({ id: pinged.body.id, status: "dropped", attempt_count: 1, last_status_code: 503 });
+    expect(delivery.next_attempt_at).toBeNull();
+  });
+
   test("during a secret rotation's overlap the old secret's signature travels beside the new one's; after it, only the new one", async () => {
     const hooks = receiver();
     const org = await createTestOrg();

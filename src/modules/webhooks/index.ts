@@ -212,7 +212,7 @@ export const webhooksModule = (ctx: AppContext) =>
         detail: {
           summary: "Send a delivery again (same X-Svc-Delivery-Id): 202, sent by the next sweep",
           description:
-            "A delivered, dead or dropped delivery starts a new cycle of up to 8 attempts; a pending one becomes due now. 409 delivery_in_flight while it is being sent.",
+            "A delivered, dead or dropped delivery starts a new cycle of up to 8 attempts; a pending one becomes due now. 409 delivery_in_flight while it is being sent (also after its endpoint was disabled and enabled meanwhile).",
         },
       },
     );

@@ -188,16 +188,15 @@ export async function recordAttempts(
       -- A delivery deleted meanwhile (its organisation was) has no log to add to.
       WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = r.id)
     ), moved AS (
+      -- A delivery dropped while in flight (its endpoint deleted or disabled) keeps its
+      -- lease: received, it was delivered; else it stays dropped, its attempt counted.
       UPDATE webhook_deliveries d SET
-        status = r.status, attempt_count = r.attempt_count, next_attempt_at = r.next_attempt_at,
-        delivered_at = r.delivered_at, last_attempt_at = r.attempted_at, last_status_code = r.status_code,
-        last_error = r.error, leased_until = NULL, lease_id = NULL
+        status = CASE WHEN d.status = 'dropped' AND NOT r.succeeded THEN 'dropped' ELSE r.status END,
+        next_attempt_at = CASE WHEN d.status = 'dropped' THEN NULL ELSE r.next_attempt_at END,
+        attempt_count = r.attempt_count, delivered_at = r.delivered_at, last_attempt_at = r.attempted_at,
+        last_status_code = r.status_code, last_error = r.error, leased_until = NULL, lease_id = NULL
       FROM r
-      WHERE d.id = r.id AND (
-        (d.lease_id = r.lease_id AND d.status = 'pending')
-        -- In flight when its endpoint was deleted or disabled, and received: it was delivered.
-        OR (d.status = 'dropped' AND r.succeeded)
-      )
+      WHERE d.id = r.id AND d.lease_id = r.lease_id AND d.status IN ('pending', 'dropped')
     )
     UPDATE webhook_endpoints e SET
       last_success_at = coalesce(h.last_success, e.last_success_at),
@@ -230,7 +229,7 @@ async function disableFailing(
         WHERE id = ANY (${endpointIds}::uuid[]) AND status = 'active' AND failing_since <= ${options.disableBefore}
         RETURNING id, org_id, url, failing_since
       ), dropped AS (
-        UPDATE webhook_deliveries d SET status = 'dropped', next_attempt_at = NULL, leased_until = NULL, lease_id = NULL
+        UPDATE webhook_deliveries d SET status = 'dropped', next_attempt_at = NULL
         FROM disabled WHERE d.endpoint_id = disabled.id AND d.status = 'pending'
         RETURNING d.endpoint_id
       )

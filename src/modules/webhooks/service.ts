@@ -189,12 +189,12 @@ function requireActive(endpoint: WebhookEndpoint): void {
 }
 
 /**
- * Drops an endpoint's pending deliveries. One in flight finishes: received, it is
- * recorded delivered (queue.ts), else it stays dropped.
+ * Drops an endpoint's pending deliveries. One in flight keeps its lease and
+ * finishes: received, it is recorded delivered (queue.ts), else it stays dropped.
  */
 async function dropPending(tx: Queryable, endpointId: string): Promise<number> {
   const dropped = await tx`
-    UPDATE webhook_deliveries SET status = 'dropped', next_attempt_at = NULL, leased_until = NULL, lease_id = NULL
+    UPDATE webhook_deliveries SET status = 'dropped', next_attempt_at = NULL
     WHERE endpoint_id = ${endpointId}::uuid AND status = 'pending'
     RETURNING 1`;
   return dropped.length;
@@ -346,7 +346,8 @@ export async function getDelivery(
  * Sends a delivery again, soon (the next sweep), with the same delivery id so
  * receivers can still dedupe. A finished delivery (delivered, dead, dropped)
  * starts a new cycle of up to 8 attempts; a pending one is made due now. One
- * being sent right now is 409 delivery_in_flight.
+ * being sent right now is 409 delivery_in_flight, also when it was dropped while
+ * in flight and its endpoint enabled again since: it would be sent twice at once.
  */
 export async function redeliver(
   sql: Sql,
@@ -359,7 +360,7 @@ export async function redeliver(
       WHERE id = ${input.deliveryId}::uuid AND endpoint_id = ${input.endpointId}::uuid
       FOR UPDATE`;
     if (!row) throw problem("delivery_not_found", "this webhook endpoint has no such delivery");
-    if (row.status === "pending" && row.in_flight) {
+    if (row.in_flight) {
       throw problem("delivery_in_flight", "this delivery is being sent right now; ask again in a moment");
     }
     await tx`
