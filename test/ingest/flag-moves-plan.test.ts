@@ -73,7 +73,7 @@ test("a write that moves flags looks the moved events up, not every event of a c
       flagsTakenBy: arriving.map((row) => row.contentUrl),
     });
     const before = await rowsRead(tx, chunk);
-    await storeCounted(tx, arriving, held, "refuse", testFlagUpdates).answer;
+    await storeCounted(tx, arriving, held, testFlagUpdates).answer;
     const read = (await rowsRead(tx, chunk)) - before;
     const holders = await tx<{ earlier: boolean }[]>`
       SELECT event_time < ${new Date(start + 60_000)} AS earlier FROM events
@@ -122,7 +122,7 @@ test("a write that moves flags keeps looking the moved events up as its chunk gr
     let writes = 0;
     /** Writes 100 events through the write path; returns the rows of the chunk its last statement read. */
     const write = () =>
-      inWriteTransaction(writer, async (tx, stored) => {
+      inWriteTransaction(writer, async (tx) => {
         writes++;
         earliest -= 1000;
         const late = Array.from({ length: 99 }, (_, i) => event(latest + 10 * (i + 1), `w${writes}-${i}`));
@@ -132,7 +132,7 @@ test("a write that moves flags keeps looking the moved events up as its chunk gr
           flagsTakenBy: arriving.map((row) => row.contentUrl),
         });
         const before = await rowsRead(tx, chunk);
-        await storeCounted(tx, arriving, held, stored, testFlagUpdates).answer;
+        await storeCounted(tx, arriving, held, testFlagUpdates).answer;
         return (await rowsRead(tx, chunk)) - before;
       });
     // The statements are planned while the chunk holds a single event.
@@ -179,7 +179,7 @@ test.skipIf(!testServerUrl)(
       const held = await storedEventsOf(tx, [sessionId], new Date(start).toISOString(), {
         flagsTakenBy: arriving.map((row) => row.contentUrl),
       });
-      await storeCounted(tx, arriving, held, "refuse", testFlagUpdates).answer;
+      await storeCounted(tx, arriving, held, testFlagUpdates).answer;
       const written = await tx<{ chunk: string }[]>`
         SELECT format('%s.%s', c.chunk_schema, c.chunk_name) AS chunk
         FROM timescaledb_information.chunks c

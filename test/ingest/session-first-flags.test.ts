@@ -3,9 +3,10 @@ import { hostOfUrl } from "../../src/core/hosts.ts";
 import { insertEvents, type TestEvent } from "../support/events.ts";
 import { flagMismatches, type StoredFlags, storedFlags } from "../support/first-flags.ts";
 import { createTestOrg } from "../support/fixtures.ts";
+import { call } from "../support/http.ts";
 import { seededRandom } from "../support/random.ts";
 import { testRuntime } from "../support/runtime.ts";
-import { ago, sessionPoster, validEvents } from "../support/telemetry-events.ts";
+import { ago, batch, sessionPoster, validEvents } from "../support/telemetry-events.ts";
 
 const seed = Number(process.env.FLAGS_SEED ?? Date.now() % 1_000_000);
 
@@ -81,6 +82,75 @@ describe("first-event flags", () => {
     const stored = await expectFlagsByDefinition([agent.id]);
     expect(stored).toHaveLength(1);
     expect(stored[0]?.first_in).toBe(127);
+  });
+
+  test("a retry inheriting an agent its session has gained since takes no flag from the agent's first event", async () => {
+    const owner = await createTestOrg();
+    const domain = owner.domain as string;
+    const agent = await createTestOrg({ type: "agent" });
+    const sessionId = crypto.randomUUID();
+    const first = batch([validEvents.retrieved(domain, { source_role: "agent", timestamp: ago(600) })], {
+      session_id: sessionId,
+    });
+    const named = batch([validEvents.retrieved(domain, { source_role: "agent", timestamp: ago(480) })], {
+      session_id: sessionId,
+      agent_id: "bot",
+    });
+    expect((await call("POST", "/events", { key: agent.key, body: first })).body.events_created).toBe(1);
+    expect((await call("POST", "/events", { key: agent.key, body: named })).body.events_created).toBe(1);
+    // Resent as it was, the first event now reads as the session's agent's: earlier than its first.
+    expect((await call("POST", "/events", { key: agent.key, body: first })).body.events_created).toBe(0);
+    await expectFlagsByDefinition([agent.id]);
+    const summary = await call("GET", "/agent/summary?agent_id=bot", { key: agent.key });
+    expect([summary.body.total_events, summary.body.total_sessions]).toEqual([1, 1]);
+  });
+
+  test("an event resent under another session and URL counts nothing there: flags, bounds and domain firsts", async () => {
+    const { ctx } = await testRuntime();
+    const owner = await createTestOrg();
+    const domain = owner.domain as string;
+    const agent = await createTestOrg({ type: "agent" });
+    const [s1, s2] = [crypto.randomUUID(), crypto.randomUUID()];
+    const resent = validEvents.retrieved(domain, { source_role: "agent", timestamp: ago(3600) });
+    const later = { source_role: "agent", timestamp: ago(3000), content_url: `https://${domain}/b` };
+    expect((await sessionPoster(agent.key, s1)([resent])).body.events_created).toBe(1);
+    expect((await sessionPoster(agent.key, s2)([validEvents.retrieved(domain, later)])).body.events_created).toBe(1);
+    const elsewhere = { ...resent, content_url: later.content_url };
+    expect((await sessionPoster(agent.key, s2)([elsewhere])).body.events_created).toBe(0);
+    await expectFlagsByDefinition([agent.id]);
+    const summary = await call("GET", "/content-owners/summary", { key: owner.key });
+    expect(summary.body.total_sessions).toBe(2);
+    const urls = await call("GET", "/content-owners/urls", { key: owner.key });
+    const b = urls.body.items.find((item: { content_url: string }) => item.content_url === later.content_url);
+    expect(b?.unique_sessions).toBe(1);
+    const [bound] = await ctx.sql<{ events_from: Date; first_seen: Date }[]>`
+      SELECT b.events_from, f.first_seen FROM session_bounds b JOIN session_domain_firsts f USING (session_id)
+      WHERE b.session_id = ${s2}::uuid`;
+    expect([bound?.events_from.toISOString(), bound?.first_seen.toISOString()]).toEqual([
+      later.timestamp,
+      later.timestamp,
+    ]);
+  });
+
+  test("one event sent at once under several sessions is stored once, and counted by what is stored", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    for (let round = 0; round < 5; round++) {
+      const shared = validEvents.retrieved("race.example.org", { source_role: "agent", timestamp: ago(900) });
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          sessionPoster(
+            agent.key,
+            crypto.randomUUID(),
+          )([
+            { ...shared, content_url: `https://race.example.org/${i}` },
+            validEvents.retrieved("race.example.org", { source_role: "agent", timestamp: ago(600) }),
+          ]),
+        ),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(Array(6).fill(200));
+      expect(answers.reduce((sum, answer) => sum + answer.body.events_created, 0)).toBe(7);
+    }
+    expect(await expectFlagsByDefinition([agent.id])).toHaveLength(35);
   });
 
   test("a session that began days before the batch keeps its first events", async () => {

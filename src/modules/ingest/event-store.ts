@@ -373,32 +373,95 @@ interface CountedWrite {
 
 /**
  * How a write meets an event already stored (a client's retry, `events_dedupe`):
- * `refuse` inserts plainly and fails the write on it; `skip` skips it (`ON
- * CONFLICT DO NOTHING`). Retries are rare, and the conflict check costs about a
- * fifth of the insert (bench:insert-paths), so writes first refuse, and only a
- * write that met a stored event is written again skipping (inWriteTransaction).
+ * `refuse` inserts plainly and fails the write on it; `skip` looks up which of
+ * its events are stored and leaves them out (RowsToWrite) before counting, so a
+ * copy that is not written takes no flag, bound or domain first: a retry may
+ * differ from what is stored (another agent, URL or session). Retries are rare,
+ * and a lookup or a conflict check costs every write (the check about a fifth of
+ * the insert, bench:insert-paths), so writes first refuse, and only a write that
+ * met a stored event is written again skipping (inWriteTransaction).
  */
 export type StoredEvents = "refuse" | "skip";
+
+/**
+ * A write's rows, less those already stored when it is written again skipping
+ * them (StoredEvents): what it counts and inserts, and how each row it was given
+ * fared.
+ */
+export class RowsToWrite {
+  private constructor(
+    /** The rows to count and insert. */
+    readonly rows: readonly EventRow[],
+    /** For each row given, whether it is stored already (null: none looked up). */
+    private readonly stored: readonly boolean[] | null,
+  ) {}
+
+  static async of(sql: Queryable, rows: readonly EventRow[], stored: StoredEvents): Promise<RowsToWrite> {
+    if (stored === "refuse" || rows.length === 0) return new RowsToWrite(rows, null);
+    const already = await storedAlready(sql, rows);
+    return new RowsToWrite(
+      rows.filter((_, i) => !already[i]),
+      already,
+    );
+  }
+
+  /** Whether each row given was inserted, from `written`'s answer for the rows to write. */
+  insertedOf(written: LastStatement<boolean[]>): LastStatement<boolean[]> {
+    const stored = this.stored;
+    if (!stored) return written;
+    return new LastStatement(
+      written.answer.then((inserted) => {
+        let next = 0;
+        return stored.map((isStored) => !isStored && (inserted[next++] as boolean));
+      }),
+    );
+  }
+
+  /** Nothing to write: no row given was inserted. */
+  noneInserted(): boolean[] {
+    return (this.stored ?? this.rows).map(() => false);
+  }
+}
+
+/** Which of the rows are stored already, by `events_dedupe` (organisation, id and time). */
+async function storedAlready(sql: Queryable, rows: readonly EventRow[]): Promise<boolean[]> {
+  const times = rows.map((row) => ({ time: row.eventTime, us: microseconds(row.eventTime) }));
+  const earliest = times.reduce((a, b) => (b.us < a.us ? b : a));
+  const latest = times.reduce((a, b) => (b.us > a.us ? b : a));
+  // The batch's span as values, so that the planner leaves out every other chunk.
+  const found = await sql<{ i: string }[]>`
+    SELECT k.i FROM unnest(
+      ${rows.map((row) => row.orgId)}::uuid[],
+      ${rows.map((row) => row.eventId)}::uuid[],
+      ${rows.map((row) => isoTime(row.eventTime))}::timestamptz[]
+    ) WITH ORDINALITY AS k (org_id, event_id, event_time, i)
+    WHERE EXISTS (
+      SELECT 1 FROM events e
+      WHERE e.org_id = k.org_id AND e.event_id = k.event_id AND e.event_time = k.event_time
+        AND e.event_time BETWEEN ${isoTime(earliest.time)}::timestamptz AND ${isoTime(latest.time)}::timestamptz
+    )`;
+  const stored = rows.map(() => false);
+  for (const { i } of found) stored[Number(i) - 1] = true;
+  return stored;
+}
 
 /**
  * Writes `rows` counted, given the stored events `held` that hold the flags they
  * could take (storedEventsOf): each new event is inserted with its flags, flags a
  * late event takes over are moved, new hosts and domain firsts are recorded. An
- * event already stored, a retry, fails the write or is skipped (`stored`). Runs
- * inside the caller's transaction, after the bounds of the rows' sessions, as its
- * last statement: the answer says, for each row, whether this write inserted it
- * (not a retry of a stored event, nor a repeat of an earlier row).
+ * event already stored fails the write (RowsToWrite leaves them out of a retry).
+ * Runs inside the caller's transaction, after the bounds of the rows' sessions,
+ * as its last statement: the answer says, for each row, whether this write
+ * inserted it (not a repeat of an earlier row).
  */
 export function storeCounted(
   sql: Queryable,
   rows: readonly EventRow[],
   held: readonly StoredHolder[],
-  stored: StoredEvents,
   flagUpdates: FlagUpdates,
 ): LastStatement<boolean[]> {
   const inserts: EventRow[] = [];
   const arriving: CountedEvent[] = [];
-  const keys: string[] = [];
   const firstOfKey = new Set<string>();
   const isFirst: boolean[] = [];
   for (const row of rows) {
@@ -413,7 +476,6 @@ export function storeCounted(
       agentId: row.agentId,
     };
     const key = eventKey(event);
-    keys.push(key);
     isFirst.push(!firstOfKey.has(key));
     if (firstOfKey.has(key)) continue;
     firstOfKey.add(key);
@@ -439,14 +501,9 @@ export function storeCounted(
       domainFirsts: domainFirstsOf(inSessions.map((i) => arriving[i] as CountedEvent)),
       hosts: [...new Set(inserts.flatMap((row) => (row.contentHost ? [row.contentHost] : [])))].sort(),
     },
-    stored,
     flagUpdates,
   );
-  return new LastStatement(
-    written.then((inserted) =>
-      keys.map((key, i) => (isFirst[i] as boolean) && (inserted === "all" || inserted.has(key))),
-    ),
-  );
+  return new LastStatement(written.then(() => isFirst));
 }
 
 /**
@@ -463,20 +520,10 @@ export class LastStatement<T> {
   }
 }
 
-/**
- * One statement for a counted write; returns the keys of the events it inserted,
- * or "all" when it inserted every one (the rule: retries are rare), which spares
- * building, sending and reading a key per event.
- */
-function applyWrite(
-  sql: Queryable,
-  write: CountedWrite,
-  stored: StoredEvents,
-  flagUpdates: FlagUpdates,
-): Promise<Set<string> | "all"> {
+/** One statement for a counted write: it inserts every event or fails. */
+function applyWrite(sql: Queryable, write: CountedWrite, flagUpdates: FlagUpdates): Promise<void> {
   const { inserts, insertFlags, moves, domainFirsts, hosts } = write;
-  const skipping = stored === "skip";
-  const statement = sql<{ inserted: [string, string, string][] | null }[]>`
+  const statement = sql`
     WITH inserted AS (
       INSERT INTO events (${storedColumnList(sql)}, first_in, first_domain, first_domain_role, first_domain_reporter)
       SELECT ${selectStoredColumns(sql, "n")}, n.first_in, n.first_domain, n.first_domain_role, n.first_domain_reporter
@@ -486,11 +533,6 @@ function applyWrite(
         { name: "first_domain_role", arrayType: "smallint", values: insertFlags.map((f) => f.firstDomainRole) },
         { name: "first_domain_reporter", arrayType: "smallint", values: insertFlags.map((f) => f.firstDomainReporter) },
       ])}
-      ${
-        skipping
-          ? sql`ON CONFLICT DO NOTHING RETURNING org_id, event_id, (extract(epoch FROM event_time) * 1000000)::bigint AS time_us`
-          : sql``
-      }
     )
     ${
       // An empty list would be sent as a parameter: no moves, no CTE.
@@ -523,22 +565,10 @@ function applyWrite(
     )`
         : sql``
     }
-    ${
-      skipping
-        ? sql`SELECT CASE WHEN c.n < ${inserts.length}
-                THEN (SELECT coalesce(json_agg(json_build_array(org_id, event_id, time_us)), '[]') FROM inserted)
-              END AS inserted
-              FROM (SELECT count(*) AS n FROM inserted) c`
-        : sql`SELECT NULL AS inserted`
-    }`;
+    SELECT NULL AS inserted`;
   // Sent now, so that a caller may end the transaction before the answer comes;
   // built before, so that rows that cannot be sent throw here, before any COMMIT.
-  return statement.execute().then(([result]) => {
-    if (!result?.inserted) return "all";
-    return new Set(
-      result.inserted.map(([orgId, eventId, timeUs]) => eventKey({ orgId, eventId, timeUs: Number(timeUs) })),
-    );
-  });
+  return statement.execute().then(() => undefined);
 }
 
 const deadlockDetected = "40P01";
@@ -569,12 +599,13 @@ function metStoredEvent(error: unknown): boolean {
 const planEachRun = (tx: Queryable) => tx`SELECT set_config('plan_cache_mode', 'force_custom_plan', true)`.execute();
 
 /**
- * Runs `write` in a transaction, refusing stored events (StoredEvents); once more
- * skipping them when it met one; and once more when PostgreSQL broke a deadlock
- * by aborting it: two writes that lock the same sessions in different statements
- * (a claim and a bound) can meet in the wrong order, and the retry then waits its turn.
- * A `write` that returns its last statement unanswered (LastStatement) gets that
- * statement's answer, read after COMMIT.
+ * Runs `write` in a transaction, refusing stored events (StoredEvents); again,
+ * skipping them, when it met one (again when another write stored one of its
+ * events between the lookup and the insert, up to `skippingRetries` times); and
+ * once more when PostgreSQL broke a deadlock by aborting it: two writes that lock
+ * the same sessions in different statements (a claim and a bound) can meet in the
+ * wrong order, and the retry then waits its turn. A `write` that returns its last
+ * statement unanswered (LastStatement) gets that statement's answer, read after COMMIT.
  */
 export async function inWriteTransaction<T>(
   sql: Sql,
@@ -582,6 +613,7 @@ export async function inWriteTransaction<T>(
 ): Promise<T> {
   let stored: StoredEvents = "refuse";
   let deadlocks = 0;
+  let metStored = 0;
   for (;;) {
     try {
       const written = await sql.begin((tx) =>
@@ -590,11 +622,14 @@ export async function inWriteTransaction<T>(
       return written instanceof LastStatement ? await written.answer : (written as T);
     } catch (error) {
       const deadlock = error instanceof postgres.PostgresError && error.code === deadlockDetected;
-      if (stored === "refuse" && metStoredEvent(error)) stored = "skip";
+      if (metStoredEvent(error) && metStored++ <= skippingRetries) stored = "skip";
       else if (!deadlock || deadlocks++ > 0) throw error;
     }
   }
 }
+
+/** Each takes another write storing one of the same events at that very moment: rare twice. */
+const skippingRetries = 3;
 
 /**
  * Stores events counted, for writers other than ingest (bulk loads, fixtures): the
@@ -606,14 +641,16 @@ export async function writeEvents(
   flagUpdates: FlagUpdates = "hypertable",
 ): Promise<number> {
   if (rows.length === 0) return 0;
-  const starts = sessionStarts(rows);
   const inserted = await inWriteTransaction(sql, async (tx, stored) => {
+    const writing = await RowsToWrite.of(tx, rows, stored);
+    if (writing.rows.length === 0) return writing.noneInserted();
+    const starts = sessionStarts(writing.rows);
     const bounded = tx<{ held_from: string | null }[]>`
       WITH bounds AS (${boundSessions(tx, starts)}) SELECT ${earliestBound(tx)} AS held_from`.execute();
-    const ahead = readHoldersAhead(tx, rows, starts);
+    const ahead = readHoldersAhead(tx, writing.rows, starts);
     const [bound] = await bounded;
-    const held = await holdersOf(tx, ahead, rows, bound?.held_from ?? null);
-    return storeCounted(tx, rows, held, stored, flagUpdates);
+    const held = await holdersOf(tx, ahead, writing.rows, bound?.held_from ?? null);
+    return writing.insertedOf(storeCounted(tx, writing.rows, held, flagUpdates));
   });
   return inserted.filter(Boolean).length;
 }
@@ -658,7 +695,6 @@ export async function recountSessions(sql: Sql, flagUpdates: FlagUpdates = "hype
           domainFirsts: domainFirstsOf(stored),
           hosts: [],
         },
-        "refuse",
         flagUpdates,
       );
       return ids.length;

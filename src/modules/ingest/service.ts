@@ -9,6 +9,7 @@ import {
   type FlagUpdates,
   holdersOf,
   inWriteTransaction,
+  RowsToWrite,
   readHoldersAhead,
   sessionStarts,
   storeCounted,
@@ -125,9 +126,10 @@ export async function writeIngest(
   if (plans.length > 1 && plans.some((plan) => plan.header)) throw new Error("plans with a header are written alone");
   const implicit = implicitSessionsOf(plans);
   const events = plans.flatMap((plan) => plan.events);
-  const starts = sessionStarts(events);
   try {
     const inserted = await inWriteTransaction(sql, async (tx, storedEvents) => {
+      const writing = await RowsToWrite.of(tx, events, storedEvents);
+      const starts = sessionStarts(writing.rows);
       const headerClaim = header
         ? tx`header_claim AS (${claimHeaderSession(tx, (plans[0] as WritePlan).orgId, header)}),`
         : tx``;
@@ -158,14 +160,14 @@ export async function writeIngest(
                  AS sessions,
                ${earliestBound(tx)} AS held_from`.execute();
       // Sent behind the claims, in their round trip: named sessions mostly keep their name as id.
-      const ahead = readHoldersAhead(tx, events, starts);
+      const ahead = readHoldersAhead(tx, writing.rows, starts);
       const [claimed] = await claims;
       if (header?.privacyLevel) await tightenHeaderSession(tx, plans[0] as WritePlan, claimed?.sessions ?? []);
-      if (events.length === 0) return [];
+      if (writing.rows.length === 0) return writing.noneInserted();
       settleConversation(plans, claimed?.sessions ?? []);
-      const rows = withClaimedSessions(events, claimed?.sessions ?? []);
+      const rows = withClaimedSessions(writing.rows, claimed?.sessions ?? []);
       const held = await holdersOf(tx, ahead, rows, claimed?.held_from ?? null);
-      return storeCounted(tx, rows, held, storedEvents, flagUpdates);
+      return writing.insertedOf(storeCounted(tx, rows, held, flagUpdates));
     });
     // The rows are the plans' events in order: each plan counts its own share.
     let offset = 0;
