@@ -79,7 +79,11 @@ describe("read parameters", () => {
         expect((await call("GET", `${prefix}/timeseries?interval=${interval}`, { key: owner.key })).status).toBe(200);
       }
       await expectInvalid(`${prefix}/timeseries?interval=hour`, owner.key, "/since");
-      await expectInvalid(`${prefix}/timeseries?interval=month&since=0001-01-01`, owner.key, "/since");
+      await expectInvalid(`${prefix}/timeseries?interval=week&since=0001-01-01`, owner.key, "/since");
+      // Months are counted on the calendar: 25,000 of them fit, one more does not.
+      const months = (since: string) => `${prefix}/timeseries?interval=month&since=${since}&until=2100-01-01`;
+      expect((await call("GET", months("0016-09-01"), { key: owner.key })).status).toBe(200);
+      await expectInvalid(months("0016-08-01"), owner.key, "/since");
       const lastYearHourly = `${prefix}/timeseries?interval=hour&since=2025-01-01&until=2026-01-01`;
       expect((await call("GET", lastYearHourly, { key: owner.key })).status).toBe(200);
     }
@@ -87,12 +91,30 @@ describe("read parameters", () => {
 
   test("ISO 8601 times: dates are 00:00 UTC, date-times need a zone, offsets are applied", () => {
     expect(parseIsoTime("2026-01-02")?.toISOString()).toBe("2026-01-02T00:00:00.000Z");
-    expect(parseIsoTime("2026-01-02T03:04:05.678901Z")?.toISOString()).toBe("2026-01-02T03:04:05.678Z");
+    // Finer than a millisecond rounds up: event times are stored to the millisecond.
+    expect(parseIsoTime("2026-01-02T03:04:05.678901Z")?.toISOString()).toBe("2026-01-02T03:04:05.679Z");
+    expect(parseIsoTime("2026-01-02T03:04:05.678000000Z")?.toISOString()).toBe("2026-01-02T03:04:05.678Z");
     expect(parseIsoTime("2026-01-02T03:04+02:00")?.toISOString()).toBe("2026-01-02T01:04:00.000Z");
     for (const bad of ["2026-1-2", "2026-01-02T03:04:05", "2026-13-01", "2026-01-02T24:00:00Z", "", "1700000000"]) {
       expect({ bad, parsed: parseIsoTime(bad) }).toEqual({ bad, parsed: undefined });
     }
   });
+});
+
+test("since and until finer than a millisecond select what they would at full precision", async () => {
+  const owner = await createTestOrg();
+  const domain = owner.domain as string;
+  const at = new Date(Date.now() - 60_000);
+  at.setUTCMilliseconds(0);
+  const stamp = at.toISOString();
+  const event = validEvents.retrieved(domain, { source_role: "edge", timestamp: stamp });
+  expect((await call("POST", "/events", { key: owner.key, body: batch([event]) })).status).toBe(200);
+  const eventsBetween = async (since: string, until: string) =>
+    (await call("GET", `/content-owners/summary?since=${since}&until=${until}`, { key: owner.key })).body.total_events;
+  const just = (micros: string) => stamp.replace(".000Z", `.${micros}Z`);
+  expect(await eventsBetween(just("000"), just("000500"))).toBe(1);
+  expect(await eventsBetween(just("000500"), just("500000"))).toBe(0);
+  expect(await eventsBetween(just("000000"), just("000001"))).toBe(1);
 });
 
 test("url_contains narrows URL pages to a plain substring, ignoring case; % and _ match only themselves", async () => {

@@ -6,7 +6,10 @@ const isoPattern = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(
 
 /**
  * Parses an ISO 8601 date (meaning 00:00 UTC) or a date-time with a zone (`Z`
- * or `±HH:MM`), to millisecond precision; undefined when it is not one.
+ * or `±HH:MM`), to millisecond precision; undefined when it is not one. A finer
+ * fraction rounds up to the next millisecond: event times are stored to the
+ * millisecond, so an inclusive `since` and an exclusive `until` select exactly
+ * the events they would at full precision.
  */
 export function parseIsoTime(value: string): Date | undefined {
   const match = isoPattern.exec(value);
@@ -17,7 +20,8 @@ export function parseIsoTime(value: string): Date | undefined {
   if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return undefined;
   const millis = fraction.padEnd(3, "0").slice(0, 3);
   const parsed = new Date(`${year}-${month}-${day}T${hour}:${minute}:${second}.${millis}${zone.toUpperCase()}`);
-  return Number.isNaN(parsed.getTime()) ? undefined : parsed;
+  if (Number.isNaN(parsed.getTime())) return undefined;
+  return /[1-9]/.test(fraction.slice(3)) ? new Date(parsed.getTime() + 1) : parsed;
 }
 
 const epoch = new Date(0);
@@ -56,12 +60,17 @@ export function parseRange(query: { since?: string; until?: string }): Range {
 
 /** Most buckets one timeseries request may span: every list has a bound, buckets too. */
 export const maxTimeseriesBuckets = 25_000;
-const approximateBucketMs: Record<Interval, number> = {
+const bucketMs: Record<Exclude<Interval, "month">, number> = {
   hour: 3_600_000,
   day: 86_400_000,
   week: 7 * 86_400_000,
-  month: 28 * 86_400_000,
 };
+
+/** How many buckets of `interval` the period spans: calendar months for month, the period's length otherwise. */
+function bucketsSpanned(since: Date, until: Date, interval: Interval): number {
+  if (interval !== "month") return (until.getTime() - since.getTime()) / bucketMs[interval];
+  return (until.getUTCFullYear() - since.getUTCFullYear()) * 12 + until.getUTCMonth() - since.getUTCMonth();
+}
 
 /**
  * The period of a timeseries, which may span at most `maxTimeseriesBuckets`
@@ -70,8 +79,7 @@ const approximateBucketMs: Record<Interval, number> = {
  */
 export function parseTimeseriesRange(query: { since?: string; until?: string }, interval: Interval): Range {
   const range = parseRange(query);
-  const spanMs = (range.until ?? new Date()).getTime() - range.since.getTime();
-  if (spanMs / approximateBucketMs[interval] > maxTimeseriesBuckets) {
+  if (bucketsSpanned(range.since, range.until ?? new Date(), interval) > maxTimeseriesBuckets) {
     const message = `spans more than ${maxTimeseriesBuckets} ${interval} buckets; set a later since or a coarser interval`;
     throw invalid(`the query parameters are invalid: /since ${message}`, [{ path: "/since", message }]);
   }
