@@ -36,3 +36,26 @@ test("a retrieval reported by the origin, a CDN and the agent counts once per re
   const urls = (await call("GET", "/content-owners/urls", { key: owner.key })).body;
   expect(urls.items).toEqual([expect.objectContaining({ content_url: seen.content_url, total_events: 3 })]);
 });
+
+// README, "URL identity": the standard correlates URLs by exact match; only the host decides the owner.
+test("spellings of one page are counted as the URLs sent, all on their owner's domain", async () => {
+  const owner = await createTestOrg();
+  const domain = owner.domain as string;
+  const spellings = [
+    `https://www.${domain}/a`,
+    `https://WWW.${domain.toUpperCase()}/a`,
+    `https://www.${domain}:443/a`,
+    `https://www.${domain}/a#top`,
+  ];
+  const events = spellings.map((content_url) => validEvents.retrieved(domain, { content_url, source_role: "agent" }));
+  const posted = await call("POST", "/events", {
+    key: owner.key,
+    body: batch(events, { session_id: crypto.randomUUID() }),
+  });
+  expect(posted.body.events_created).toBe(4);
+  const summary = (await call("GET", "/content-owners/summary", { key: owner.key })).body;
+  expect([summary.total_events, summary.total_sessions]).toEqual([4, 1]);
+  const urls = (await call("GET", "/content-owners/urls", { key: owner.key })).body;
+  expect(urls.items.map((item: { content_url: string }) => item.content_url).sort()).toEqual(spellings.toSorted());
+  expect(urls.items.map((item: { unique_sessions: number }) => item.unique_sessions)).toEqual([1, 1, 1, 1]);
+});

@@ -123,6 +123,8 @@ const readRoutes = <Prefix extends (typeof views)[ReadView]["prefix"]>(
         response: UrlPage,
         detail: {
           summary: `Per-URL metrics of ${of} by total_events (or unique_sessions) descending, then URL (page size at most ${urlsPage.maxLimit})`,
+          description:
+            "A URL is the exact content_url string events carried (standard 4.5: URLs correlate by exact match); spellings that differ in case, port, fragment or query are separate rows.",
         },
       },
     )
