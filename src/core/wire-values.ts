@@ -15,9 +15,11 @@ export function parseTimestamp(text: string, window: TimeWindow): { ms: number }
   const match = isoDateTime.exec(text);
   if (!match) return { reason: "must be an ISO 8601 date-time with Z or a UTC offset" };
   const ms = Date.parse(text);
-  const [, , month, day, hour, minute, second] = match.map(Number);
+  const [, year, month, day, hour, minute, second] = match.map(Number);
+  // Date.parse moves a day past its month's end into the next month (2025-02-30 is 03-02).
+  const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
   const fieldsInRange =
-    month! >= 1 && month! <= 12 && day! >= 1 && day! <= 31 && hour! <= 23 && minute! <= 59 && second! <= 59;
+    month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysInMonth && hour! <= 23 && minute! <= 59 && second! <= 59;
   if (Number.isNaN(ms) || !fieldsInRange) return { reason: "is not a valid date-time" };
   if (ms < window.nowMs - window.maxAgeDays * 86_400_000) {
     return { reason: `is more than ${window.maxAgeDays} days old (EVENT_MAX_AGE_DAYS)` };

@@ -12,9 +12,15 @@ import { openapiUiAssetPath, openapiUiAssets } from "./openapi-ui-assets.ts";
 // @elysiajs/openapi registers Zod-backed checks for TypeBox's string formats when
 // it is imported, replacing Elysia's. Zod's builds its schema anew on every call:
 // the uuid checks of one 100-event batch took about 5 ms, a third of ingest's CPU.
-// The formats the models use get Elysia's own checks back.
-for (const format of ["uuid", "email", "date-time"] as const) {
-  const check = fullFormats[format];
+// The formats the models use get Elysia's own checks back, but for uuid: Elysia's
+// also takes a `urn:uuid:` prefix, which PostgreSQL's uuid type refuses (a 500
+// where a 400 was due), so only the plain form passes.
+const modelFormats = {
+  uuid: /^[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i,
+  email: fullFormats.email,
+  "date-time": fullFormats["date-time"],
+};
+for (const [format, check] of Object.entries(modelFormats)) {
   FormatRegistry.Set(format, (value) => (check instanceof RegExp ? check.test(value) : check(value)));
 }
 

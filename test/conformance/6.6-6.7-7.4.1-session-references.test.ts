@@ -15,6 +15,17 @@ describe("6.6 distinct event ids", () => {
     );
   });
 
+  test("ids differing only in case are one id (RFC 9562): refused twice, matched as a reference", async () => {
+    const presented = validEvents.presented(site);
+    await expectRefused(
+      sessionDocument([presented, { ...presented, id: presented.id.toUpperCase(), output_id: "out-2" }]),
+      "/events/1/id",
+      "repeats the id of /events/0",
+    );
+    const engaged = validEvents.engaged(site, { presentation_id: presented.id.toUpperCase() });
+    await expectAccepted(sessionDocument([presented, engaged]));
+  });
+
   test("the same event id twice in a batch is stored once", async () => {
     const grounded = validEvents.grounded(site);
     const { body, stored } = await expectAccepted(

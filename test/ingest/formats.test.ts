@@ -132,6 +132,17 @@ describe("POST /events delivery formats", () => {
     expect(await sessionCount(agent.id)).toBe(2);
   });
 
+  test("a session document without events describes its session (events is optional, standard 5.1)", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const sessionId = crypto.randomUUID();
+    const res = await call("POST", "/events", {
+      key: agent.key,
+      body: { schema_version: "1.0", session_id: sessionId, agent_id: "assistant-3", started_at: ago(600) },
+    });
+    expect([res.status, res.body.events_created, res.body.session_id]).toEqual([200, 0, sessionId]);
+    expect(await storedSession(sessionId)).toMatchObject({ org_id: agent.id, agent_id: "assistant-3" });
+  });
+
   test("an unknown document_type is refused", async () => {
     const agent = await createTestOrg({ type: "agent" });
     const res = await call("POST", "/events", {

@@ -31,6 +31,25 @@ describe("malformed input gets a clear 4xx and stores nothing", () => {
     expect(await storedEvents(agent.id)).toEqual([]);
   });
 
+  test("a UUID with a urn:uuid: prefix is 400 naming the field wherever a UUID goes", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const urn = `urn:uuid:${crypto.randomUUID()}`;
+    const refusals: [string, string, Record<string, unknown> | undefined, string][] = [
+      ["POST", "/events", batch([{ ...validEvents.retrieved(domain), id: urn }]), "/events/0/id"],
+      ["POST", "/events", batch([validEvents.retrieved(domain)], { session_id: urn }), "/session_id"],
+      ["POST", "/sessions/start", { prior_session_ids: [urn] }, "/prior_session_ids/0"],
+      ["POST", "/sessions/end", { session_id: urn }, "/session_id"],
+      ["POST", "/click-tokens", { session_id: urn, content_url: `https://${domain}/a` }, "/session_id"],
+      ["GET", `/sessions/${urn}/document`, undefined, "/id"],
+    ];
+    for (const [method, path, body, field] of refusals) {
+      const res = await call(method, path, { key: agent.key, ...(body ? { body } : {}) });
+      expect({ path, field, status: res.status }).toEqual({ path, field, status: 400 });
+      expect(res.body.errors.map((error: { path: string }) => error.path)).toContain(field);
+    }
+    expect(await storedEvents(agent.id)).toEqual([]);
+  });
+
   test("a body that is not an object, and wrong types", async () => {
     const agent = await createTestOrg({ type: "agent" });
     for (const body of ["[]", "null", "42", '"text"']) {

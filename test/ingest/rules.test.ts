@@ -200,6 +200,10 @@ describe("values", () => {
       "2026-01-01 10:00:00",
       "yesterday",
       "2026-13-01T00:00:00Z",
+      // Days past their month's end, which Date.parse would move into the next month.
+      "2025-02-30T10:00:00Z",
+      "2025-04-31T10:00:00Z",
+      "2025-02-29T10:00:00Z",
       new Date(Date.now() + 3_600_000).toISOString(),
       "1999-12-31T23:59:59Z",
       "+275760-09-13T00:00:00Z",
@@ -209,6 +213,12 @@ describe("values", () => {
     const at = new Date(Math.floor((Date.now() - 3_600_000) / 1000) * 1000);
     const plusTwo = `${new Date(at.getTime() + 7_200_000).toISOString().slice(0, 19)}+02:00`;
     expect((await expectStored(validEvents.retrieved(domain, { timestamp: plusTwo }))).event_time).toEqual(at);
+    const agent = await createTestOrg({ type: "agent" });
+    const session = { schema_version: "1.0", session_id: crypto.randomUUID(), started_at: "2025-02-30T10:00:00Z" };
+    const described = await call("POST", "/events", { key: agent.key, body: { ...session, events: [] } });
+    expect([described.status, described.body.errors?.[0]?.path]).toEqual([400, "/started_at"]);
+    const leapDay = validEvents.retrieved(domain, { timestamp: "2024-02-29T10:00:00Z" });
+    expect((await expectStored(leapDay)).event_time).toEqual(new Date("2024-02-29T10:00:00Z"));
   });
 
   test("content_url must be an http(s) URL; its host is stored normalised", async () => {

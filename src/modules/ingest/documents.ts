@@ -126,7 +126,8 @@ export function readDocument(body: unknown, format: "events" | "bulk", window: T
           outcome: raw.outcome ?? null,
         })
       : null;
-  const events = kind === "event" ? [raw.event as EventInput] : (raw.events as EventInput[]);
+  // A session document may describe its session without events (standard 5.1: `events` is optional).
+  const events = kind === "event" ? [raw.event as EventInput] : ((raw.events ?? []) as EventInput[]);
   return {
     document: { envelope, events, eventPath, session, sessionDocument: kind === "session" },
     errors,

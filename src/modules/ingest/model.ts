@@ -331,7 +331,7 @@ function documentSchemas(event: TSchema) {
         started_at: t.String({ maxLength: 40, description: "required (standard 5.1)" }),
         ended_at: t.Optional(nullable(Timestamp)),
         data: t.Optional(nullable(SessionData)),
-        events: eventList(event, 0),
+        events: t.Optional(eventList(event, 0)),
       },
       { additionalProperties: true },
     ),

@@ -21,6 +21,9 @@ const references = [
   { from: "content_presented", field: "citation_id", to: "content_cited" },
 ] as const;
 
+/** A UUID as compared: its hex digits' case carries no meaning (RFC 9562). */
+const uuidKey = (value: string) => value.toLowerCase();
+
 /** Two events identify the same content unless content_id or content_url differ where both are given. */
 function sameContent(a: Linkable, b: Linkable): boolean {
   for (const field of ["content_id", "content_url"] as const) {
@@ -36,12 +39,12 @@ function sameContent(a: Linkable, b: Linkable): boolean {
  */
 export function sessionDocumentErrors(events: readonly unknown[], eventPath: (index: number) => string): FieldError[] {
   const errors: FieldError[] = [];
-  const firstById = new Map<unknown, number>();
+  const firstById = new Map<string, number>();
   const linkable = events.map((event) => (event !== null && typeof event === "object" ? (event as Linkable) : {}));
   linkable.forEach((event, index) => {
     if (typeof event.id !== "string") return;
-    const first = firstById.get(event.id);
-    if (first === undefined) firstById.set(event.id, index);
+    const first = firstById.get(uuidKey(event.id));
+    if (first === undefined) firstById.set(uuidKey(event.id), index);
     else
       errors.push({
         path: `${eventPath(index)}/id`,
@@ -49,12 +52,12 @@ export function sessionDocumentErrors(events: readonly unknown[], eventPath: (in
       });
   });
 
-  const presentationOfToken = new Map<string, { presentation: unknown; index: number }>();
+  const presentationOfToken = new Map<string, { presentation: string | null; index: number }>();
   linkable.forEach((event, index) => {
     for (const reference of references) {
       const target = event[reference.field];
       if (event.type !== reference.from || typeof target !== "string") continue;
-      const targetIndex = firstById.get(target);
+      const targetIndex = firstById.get(uuidKey(target));
       const referred = targetIndex === undefined ? undefined : linkable[targetIndex];
       const path = `${eventPath(index)}/${reference.field}`;
       if (!referred || referred.type !== reference.to) {
@@ -67,9 +70,10 @@ export function sessionDocumentErrors(events: readonly unknown[], eventPath: (in
       }
     }
     if (event.type === "content_engaged" && typeof event.ctx_token === "string" && event.presentation_id != null) {
+      const presentation = typeof event.presentation_id === "string" ? uuidKey(event.presentation_id) : null;
       const bound = presentationOfToken.get(event.ctx_token);
-      if (!bound) presentationOfToken.set(event.ctx_token, { presentation: event.presentation_id, index });
-      else if (bound.presentation !== event.presentation_id) {
+      if (!bound) presentationOfToken.set(event.ctx_token, { presentation, index });
+      else if (bound.presentation !== presentation) {
         errors.push({
           path: `${eventPath(index)}/ctx_token`,
           message: `is already bound to another presentation by ${eventPath(bound.index)}; one click token belongs to one presentation (section 7.4.1)`,
