@@ -237,6 +237,23 @@ describe("values", () => {
     expect(stored.content_url).toBe("https://News.Example.NET.:8443/a?b=1");
   });
 
+  test("a turn's content URL lists hold http(s) URLs; content_last_modified is a date-time", async () => {
+    const turn = { privacy_level: "minimal", content_urls_retrieved: [`https://${domain}/a`, "javascript:alert(1)"] };
+    await expectRefused(validEvents.turnStarted({ turn }), "/events/0/turn/content_urls_retrieved/1");
+    const cited = { privacy_level: "minimal", content_urls_cited: ["ftp://files.example.com/a"] };
+    await expectRefused(validEvents.turnStarted({ turn: cited }), "/events/0/turn/content_urls_cited/0");
+    const data = { scope: "turn", content_last_modified: "last tuesday" };
+    await expectRefused(validEvents.grounded(domain, { data }), "/events/0/data/content_last_modified");
+    const modified = { scope: "turn", content_last_modified: "2026-01-31T08:00:00Z" };
+    expect((await expectStored(validEvents.grounded(domain, { data: modified }))).data).toMatchObject(modified);
+  });
+
+  test("an event's session_id matches the document's whatever the case of its hex digits", async () => {
+    const sessionId = crypto.randomUUID();
+    const event = validEvents.retrieved(domain, { source_role: "agent", session_id: sessionId.toUpperCase() });
+    expect((await expectStored(event, { session_id: sessionId })).session_id).toBe(sessionId);
+  });
+
   // The v1 schemas close these sets, so an unknown value is refused naming the allowed ones (test/conformance).
   test("closed value sets are refused, not normalised", async () => {
     const body = await expectRefused(

@@ -38,6 +38,15 @@ describe("registering a participant manifest", () => {
     expect((await callIdentity("GET", "/api/v1/identity/manifest", { key: admin })).body.status).toBe("valid");
   });
 
+  test("any v1 schema_version is taken, as ingest takes it: 1, 1.2 and 1.0.1", async () => {
+    for (const version of ["1", "1.2", "1.0.1"]) {
+      const host = uniqueDomain("version");
+      const { admin } = await orgWithWriteKey();
+      const res = await register(admin, serveManifest(host, { ...manifestFor(host), schema_version: version }));
+      expect({ version, status: res.status, state: res.body.status }).toEqual({ version, status: 200, state: "valid" });
+    }
+  });
+
   test("unusable manifests are 422 manifest_unusable naming why, and nothing is stored", async () => {
     const { admin } = await orgWithWriteKey();
     const cases: [string, string, string][] = [];

@@ -113,6 +113,19 @@ export type EventCheck = { event: CheckedEvent; stripped: StrippedField[] } | { 
 const isBlank = (value: unknown) => value === undefined || value === null || value === "";
 const orNull = <T>(value: T | null | undefined): T | null => value ?? null;
 
+/** A turn's content URL lists hold absolute http(s) URLs, as content_url does. */
+function checkTurnUrls(turn: unknown, fail: (field: string, message: string) => void): void {
+  if (turn === null || typeof turn !== "object") return;
+  for (const field of ["content_urls_retrieved", "content_urls_cited"] as const) {
+    const urls = (turn as Record<string, unknown>)[field];
+    if (!Array.isArray(urls)) continue;
+    urls.forEach((url, i) => {
+      const host = typeof url === "string" ? httpUrlHost(url) : undefined;
+      if (host && "reason" in host) fail(`turn/${field}/${i}`, host.reason);
+    });
+  }
+}
+
 /**
  * Judges one event as the standard does: its type's schema (TypeBox, compiled
  * once per type), then the rules a schema cannot express, each from a table
@@ -157,8 +170,9 @@ export function checkEvent(raw: EventInput, index: number, path: string, scope: 
     if ("reason" in host) fail("content_url", host.reason);
     else contentHost = host.host;
   }
+  checkTurnUrls(raw.turn, fail);
 
-  if (raw.session_id && scope.sessionId && raw.session_id !== scope.sessionId) {
+  if (raw.session_id && scope.sessionId && raw.session_id.toLowerCase() !== scope.sessionId.toLowerCase()) {
     fail(
       "session_id",
       "differs from the document's session_id; send events of different sessions in separate documents",

@@ -184,7 +184,7 @@ const dataProfiles: Record<EventType, { properties: Record<string, TSchema>; req
       chars_ingested: Count,
       tokens_ingested: Count,
       content_version: t.String(),
-      content_last_modified: t.String(),
+      content_last_modified: t.String({ format: "date-time" }),
       content_hash: Sha256,
       media_type: t.String(),
       content_fingerprint: ContentFingerprint,

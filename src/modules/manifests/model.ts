@@ -23,8 +23,8 @@ export type ManifestKey = typeof ManifestKey.static;
 
 export const ParticipantManifest = t.Object(
   {
-    // 8.2 and 12: v1 consumers accept any 1.x document.
-    schema_version: t.String({ pattern: "^1\\.[0-9]+$" }),
+    // 8.2 and 12: v1 consumers accept any 1.x document, written as ingest takes it (1, 1.2, 1.2.1).
+    schema_version: t.String({ pattern: "^1(\\.[0-9]+){0,2}$" }),
     id: t.String({ format: "uri" }),
     roles: t.Array(t.Union([t.Literal("content_owner"), t.Literal("agent"), t.Literal("platform")]), {
       minItems: 1,
