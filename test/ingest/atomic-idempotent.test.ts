@@ -19,6 +19,16 @@ describe("idempotent retry", () => {
     expect(await storedEvents(agent.id)).toHaveLength(3);
   });
 
+  test("the same id sent again at another timestamp is another event (an event is its id and time)", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const cited = validEvents.cited(domain, { timestamp: ago(100) });
+    const post = (event: unknown) =>
+      call("POST", "/events", { key: agent.key, body: batch([event], { session_id: crypto.randomUUID() }) });
+    expect((await post(cited)).body.events_created).toBe(1);
+    expect((await post({ ...cited, timestamp: ago(50) })).body.events_created).toBe(1);
+    expect((await storedEvents(agent.id)).map((event) => event.event_id)).toEqual([cited.id, cited.id]);
+  });
+
   test("the same id twice in one batch is stored once", async () => {
     const agent = await createTestOrg({ type: "agent" });
     const event = validEvents.retrieved(domain);

@@ -204,6 +204,8 @@ describe("values", () => {
       "2025-02-30T10:00:00Z",
       "2025-04-31T10:00:00Z",
       "2025-02-29T10:00:00Z",
+      // A leap second: no 61st second in JavaScript dates or PostgreSQL timestamps.
+      "2016-12-31T23:59:60Z",
       new Date(Date.now() + 3_600_000).toISOString(),
       "1999-12-31T23:59:59Z",
       "+275760-09-13T00:00:00Z",
