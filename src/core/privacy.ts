@@ -37,14 +37,16 @@ export function stricterLevel(a: PrivacyLevel, b: PrivacyLevel): PrivacyLevel {
 /**
  * The turn as stored: only the fields its effective level allows, plus that level,
  * and the known fields that were stripped (section 5.5: strip, never refuse).
- * The effective level is the stricter of the turn's own and its session's.
+ * The effective level is the stricter of the turn's own and its session's, when
+ * the session declared one (null: it declared none, and the turn's own governs).
  * Unknown fields are tolerated and not stored, so they are not reported.
  */
 export function stripTurn(
   turn: Record<string, unknown>,
-  sessionLevel: PrivacyLevel,
+  sessionLevel: PrivacyLevel | null,
 ): { turn: Record<string, unknown>; level: PrivacyLevel; removed: string[] } {
-  const level = stricterLevel(privacyLevelOf(turn.privacy_level), sessionLevel);
+  const own = privacyLevelOf(turn.privacy_level);
+  const level = sessionLevel ? stricterLevel(own, sessionLevel) : own;
   const kept: Record<string, unknown> = { privacy_level: level };
   for (const field of allowedFields[level]) {
     if (turn[field] !== undefined) kept[field] = turn[field];

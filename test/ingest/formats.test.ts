@@ -70,7 +70,7 @@ describe("POST /events delivery formats", () => {
     for (const id of [a, b]) {
       const session = await storedSession(id);
       expect(session?.org_id).toBe(agent.id);
-      expect(session?.privacy_level).toBe("minimal");
+      expect(session?.privacy_level).toBeNull();
     }
     // The implicit session starts at its earliest event.
     const first = await storedSession(a);
@@ -164,7 +164,7 @@ describe("POST /events delivery formats", () => {
 });
 
 describe("POST /sessions/start and /sessions/end", () => {
-  test("start returns a session of the caller with privacy_level minimal by default", async () => {
+  test("start returns a session of the caller, which declares no privacy_level unless given one", async () => {
     const agent = await createTestOrg({ type: "agent" });
     const res = await call("POST", "/sessions/start", {
       key: agent.key,
@@ -182,7 +182,7 @@ describe("POST /sessions/start and /sessions/end", () => {
       org_id: agent.id,
       initiator_type: "user",
       agent_id: "assistant-1",
-      privacy_level: "minimal",
+      privacy_level: null,
       external_session_id: "ext-1",
     });
   });

@@ -9,7 +9,7 @@ import { flagMismatches, storedFlags } from "../support/first-flags.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
-import { batch, validEvents } from "../support/telemetry-events.ts";
+import { ago, batch, validEvents } from "../support/telemetry-events.ts";
 import { storedEvents } from "../support/telemetry-store.ts";
 
 /** The service's default event-age window. */
@@ -167,9 +167,11 @@ describe("group commit", () => {
       validEvents.turnStarted({
         turn: { privacy_level: "full", query_text: "q", query_intent: "how_to", query_tokens: 3 },
       });
+    // The other organisation's use of the name: a session of its own (sql/067), declared minimal.
+    const described = { schema_version: "1.0", session_id: name, started_at: ago(60), privacy_level: "minimal" };
+    expect((await call("POST", "/events", { key: other.key, body: described })).status).toBe(200);
     const writes = await queuedWriter(writerOf(declaredFull.id));
     await writes.post(name, [turn()]);
-    // The other organisation's first use of the name: a session of its own, minimal (sql/067).
     await writes.post(name, [turn()], writerOf(other.id));
     expect(fulfilled(await writes.release())).toEqual([1, 1, 1]);
     const turnOf = async (orgId: string) => (await storedEvents(orgId)).find((event) => event.turn)?.turn;

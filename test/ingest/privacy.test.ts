@@ -105,22 +105,29 @@ describe("turn privacy stripping", () => {
     expect(stored?.turn).toMatchObject({ privacy_level: "full", query_text: fullTurn.query_text });
   });
 
-  test("a session first named by an event batch declares no level, so it is minimal (fail closed)", async () => {
+  test("a session that declares no level leaves each turn to its own (standard 5.5), batch or document", async () => {
     const agent = await createTestOrg({ type: "agent" });
-    const event = validEvents.turnStarted({ turn: { ...fullTurn, privacy_level: "full" } });
+    const full = validEvents.turnStarted({ turn: { ...fullTurn, privacy_level: "full" } });
     await call("POST", "/events", {
       key: agent.key,
-      body: { document_type: "event", schema_version: "1.0", session_id: crypto.randomUUID(), event },
+      body: { document_type: "event", schema_version: "1.0", session_id: crypto.randomUUID(), event: full },
     });
-    const [stored] = await storedEvents(agent.id);
-    expect(stored?.turn).toMatchObject({ privacy_level: "minimal" });
-    expect(stored?.turn).not.toHaveProperty("query_text");
+    const intent = validEvents.turnStarted({ turn: { ...fullTurn, privacy_level: "intent" } });
+    const described = { schema_version: "1.0", session_id: crypto.randomUUID(), started_at: ago(60), events: [intent] };
+    const res = await call("POST", "/events", { key: agent.key, body: described });
+    expect(res.body.stripped?.map((field: { path: string }) => field.path)).toEqual([
+      "/events/0/turn/query_text",
+      "/events/0/turn/response_text",
+    ]);
+    const turns = (await storedEvents(agent.id)).map((event) => event.turn as Record<string, unknown>);
+    const byLevel = Object.fromEntries(turns.map((turn) => [turn.privacy_level, keysOf(turn)]));
+    expect(byLevel).toEqual({ full: [...everyField].sort(), intent: [...intentFields].sort() });
   });
 });
 
 describe("conversation fields sent in an event's data", () => {
-  /** Reports one content_grounded whose data carries turn fields, in a session started at `level`. */
-  async function storedData(level: string) {
+  /** Reports one content_grounded whose data carries turn fields, in a session started at `level` (or declaring none). */
+  async function storedData(level?: string) {
     const agent = await createTestOrg({ type: "agent" });
     const started = await call("POST", "/sessions/start", { key: agent.key, body: { privacy_level: level } });
     const event = validEvents.grounded("bikes.example.com", {
@@ -142,6 +149,11 @@ describe("conversation fields sent in an event's data", () => {
       "/event/data/query_text",
       "/event/data/response_text",
     ]);
+  });
+
+  test("having no level of their own, are minimal in a session that declares none (fail closed)", async () => {
+    const { data } = await storedData();
+    expect(data).toEqual({ scope: "turn", query_tokens: 3, note: "kept" });
   });
 
   test("are kept where the session's level allows them", async () => {

@@ -65,7 +65,8 @@ export async function resolveClickManifest(sql: Sql, raw: string): Promise<Resol
   const hash = hashPresentedSecret(raw, clickTokenPrefix);
   if (!hash) return undefined;
   const [token] = await sql<TokenRow[]>`
-    SELECT t.session_id, t.org_id, t.content_url, s.started_at, s.privacy_level
+    SELECT t.session_id, t.org_id, t.content_url, s.started_at,
+           coalesce(s.privacy_level, 'minimal') AS privacy_level -- undeclared: fail closed
     FROM click_tokens t
     JOIN sessions s ON s.id = t.session_id
     JOIN organization_settings o ON o.org_id = t.org_id AND o.share_sessions_via_click_tokens

@@ -84,7 +84,7 @@ export const ingestModule = (ctx: AppContext) => {
         detail: {
           summary: "Start a session",
           description:
-            "The session belongs to the caller's organisation; no other organisation can write to it. privacy_level defaults to minimal (fail closed).",
+            "The session belongs to the caller's organisation; no other organisation can write to it. Without privacy_level the session declares none: its turns keep what their own level allows, while conversation fields in events' data and click manifests read it as minimal (fail closed).",
         },
       },
     )

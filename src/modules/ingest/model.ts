@@ -287,7 +287,12 @@ export const sessionStartFields = {
   content_scope: t.Optional(nullable(Identifier)),
   external_session_id: t.Optional(Identifier),
   prior_session_ids: t.Optional(t.Array(Uuid, { maxItems: 100 })),
-  privacy_level: t.Optional(oneOf(privacyLevels, { description: "default minimal (fail closed)" })),
+  privacy_level: t.Optional(
+    oneOf(privacyLevels, {
+      description:
+        "absent: none declared (turns keep their own level; data fields and click manifests read it as minimal)",
+    }),
+  ),
   parent_session_id: t.Optional(Uuid),
 };
 

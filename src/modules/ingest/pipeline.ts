@@ -148,11 +148,12 @@ export async function ingestDocument(
 
 /**
  * Turn fields are kept only as far as both the turn's own level and its session's
- * allow, and so are the same conversation-derived fields sent as keys of an
- * event's `data`. A document that describes its session declares that level (and
- * stores it); otherwise the session's stored level applies, and a session created
- * by this request without one, or an event bound by a click token, is `minimal`
- * (fail closed). The stored levels come back from the statement of the write that
+ * allow; the same conversation-derived fields sent as keys of an event's `data`,
+ * which have no level of their own, as far as the session's allows. A document
+ * that describes its session declares that level (and stores it); otherwise the
+ * session's stored level applies. A session that declared none leaves its turns
+ * to their own levels and strips data to `minimal`, as it does for an event bound
+ * by a click token (fail closed). The stored levels come back from the statement of the write that
  * claims the sessions (service.ts): no query of their own. `settle` strips the
  * rows' turns and data from those as sent (a retried write strips afresh) and
  * lists each stripped field (standard 5.7.5: strip, and say so). `checked` and
@@ -170,11 +171,11 @@ function conversationToSettle(
   const stripped: StrippedField[] = [];
   if (bound.length === 0) return { conversation: undefined, stripped };
   const nameOf = (event: CheckedEvent) => event.sessionId?.toLowerCase();
-  const settle = (levels: ReadonlyMap<string, PrivacyLevel>) => {
+  const settle = (levels: ReadonlyMap<string, PrivacyLevel | null>) => {
     stripped.length = 0;
     for (const { event, row, inData } of bound) {
       const name = nameOf(event);
-      const sessionLevel = declared ?? (name ? levels.get(name) : undefined) ?? "minimal";
+      const sessionLevel = declared ?? (name ? levels.get(name) : undefined) ?? null;
       const strip = (field: string, level: PrivacyLevel) =>
         stripped.push({
           path: `${event.path}/${field}`,
@@ -187,9 +188,10 @@ function conversationToSettle(
       }
       // Only data that holds such fields is copied: the turns of a batch leave theirs as sent.
       if (inData) {
-        const data = stripConversationData(event.data, sessionLevel);
+        const dataLevel = sessionLevel ?? "minimal";
+        const data = stripConversationData(event.data, dataLevel);
         row.data = data.data;
-        for (const field of data.removed) strip(`data/${field}`, sessionLevel);
+        for (const field of data.removed) strip(`data/${field}`, dataLevel);
       }
     }
   };

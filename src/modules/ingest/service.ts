@@ -38,8 +38,8 @@ export interface WritePlan {
 
 /** Turn objects and conversation data whose stored fields depend on their sessions' stored privacy levels (pipeline.ts). */
 export interface PendingConversation {
-  /** Strips the plan's turns and data, given the level of each session of its organisation the write claimed, by name. */
-  settle(levels: ReadonlyMap<string, PrivacyLevel>): void;
+  /** Strips the plan's turns and data, given the declared level of each session of its organisation the write claimed, by name. */
+  settle(levels: ReadonlyMap<string, PrivacyLevel | null>): void;
 }
 
 /** The described session's end precedes the start already stored for it (sql/015); nothing was stored. */
@@ -88,17 +88,17 @@ function newSessionIds(sql: Queryable, name: Fragment, orgId: Fragment) {
 
 /**
  * A session row as a claim returns it: its organisation, name, id, agent and
- * privacy level, and whether the claim created it (xmax is 0 for a row inserted,
- * not updated). A claim never changes the level of a stored session unless its
- * document declares one (whose turns then take the declared level), so the level
- * returned is the stored one, or the default `minimal` for a session it creates.
+ * declared privacy level, and whether the claim created it (xmax is 0 for a row
+ * inserted, not updated). A claim never changes the level of a stored session
+ * unless its document declares one (whose turns then take the declared level), so
+ * the level returned is the stored one: null for a session that declared none.
  */
 type ClaimedSession = [
   orgId: string,
   name: string,
   id: string,
   agentId: string | null,
-  level: PrivacyLevel,
+  level: PrivacyLevel | null,
   created: boolean,
 ];
 
@@ -204,9 +204,9 @@ export async function writeIngest(
  * written after it meets the level it set), so it costs no statement.
  */
 async function tightenHeaderSession(tx: Queryable, plan: WritePlan, claimed: readonly ClaimedSession[]): Promise<void> {
-  const name = plan.header?.id.toLowerCase();
-  const session = claimed.find(([orgId, claimedName]) => orgId === plan.orgId && claimedName === name);
-  if (session && !session[5]) await tightenStoredConversation(tx, session[2], session[4]);
+  const { id, privacyLevel } = plan.header as SessionHeader;
+  const session = claimed.find(([orgId, name]) => orgId === plan.orgId && name === id.toLowerCase());
+  if (session && !session[5] && privacyLevel) await tightenStoredConversation(tx, session[2], privacyLevel);
 }
 
 /**
@@ -258,7 +258,7 @@ function claimHeaderSession(sql: Queryable, orgId: string, header: SessionHeader
     SELECT
       fresh.id, fresh.wire_id, n.org_id, coalesce(${header.initiatorType}::text, 'user'), ${header.agentId},
       ${header.manifestRef}, ${header.contentScope}, ${header.externalSessionId}, ${header.parentSessionId}::uuid,
-      coalesce(${header.priorSessionIds}::uuid[], '{}'), coalesce(${header.privacyLevel}::text, 'minimal'),
+      coalesce(${header.priorSessionIds}::uuid[], '{}'), ${header.privacyLevel}::text,
       coalesce(${iso(header.startedAt)}::timestamptz, least(now(), ${iso(header.endedAt)}::timestamptz)),
       ${iso(header.endedAt)}::timestamptz,
       ${outcome?.type ?? null}, ${outcome?.value_amount ?? null}::bigint, ${outcome?.currency ?? null}

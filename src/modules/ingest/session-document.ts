@@ -12,7 +12,7 @@ interface SessionRow {
   external_session_id: string | null;
   parent_session_id: string | null;
   prior_session_ids: string[];
-  privacy_level: string;
+  privacy_level: string | null;
   started_at: string;
   ended_at: string | null;
 }
