@@ -4,7 +4,7 @@ import type { AppContext } from "./context.ts";
 import { accessIndex } from "./http/access.ts";
 import { openapiPlugin, type RouteWithBody } from "./http/openapi.ts";
 import { httpPlugin, type RouteIndex } from "./http/plugin.ts";
-import { routeBodyIndex, routeMethodIndex, routeSetIndex } from "./http/routes.ts";
+import { routeBodyIndex, routeIntegerQueryIndex, routeMethodIndex, routeSetIndex } from "./http/routes.ts";
 import { accessRequestsModule } from "./modules/access-requests/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
@@ -47,6 +47,7 @@ export function createApp(ctx: AppContext) {
     accessOf: () => undefined,
     bodyOf: () => undefined,
     shedsWhenFull: () => false,
+    integerQueryOf: () => [],
   };
   // Every POST of the ingest module takes its work through the admission gate (ctx.ingestGate).
   const ingest = servedIf(roles.has("ingest"), () => ingestModule(ctx));
@@ -58,6 +59,7 @@ export function createApp(ctx: AppContext) {
         accessOf: (m, r) => index.accessOf(m, r),
         bodyOf: (m, r) => index.bodyOf(m, r),
         shedsWhenFull: (m, r) => index.shedsWhenFull(m, r),
+        integerQueryOf: (m, r) => index.integerQueryOf(m, r),
       }),
     )
     .use(servedIf(api, () => openapiPlugin(() => routes(), ctx.config, documentedWebhooks())))
@@ -85,6 +87,7 @@ export function createApp(ctx: AppContext) {
     accessOf: accessIndex(app.routes),
     bodyOf: routeBodyIndex(app.routes),
     shedsWhenFull: routeSetIndex(ingest.routes.filter((route) => route.method === "POST")),
+    integerQueryOf: routeIntegerQueryIndex(app.routes),
   };
   routes = () => app.routes;
   return app;

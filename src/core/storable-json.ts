@@ -62,6 +62,26 @@ function unsafeStringReason(text: string): string | undefined {
 }
 
 /** A JSON Pointer (RFC 6901) from path segments; "/" for the whole document. */
+/**
+ * Where `value` first nests an object or array deeper than `maxDepth` levels, as a
+ * JSON pointer; undefined when it does not. The walk goes no deeper than that, so
+ * a document nested thousands deep costs it no more than a shallow one.
+ */
+export function overNestedPath(value: unknown, maxDepth: number): string | undefined {
+  const segments: string[] = [];
+  const visit = (node: unknown, depth: number): boolean => {
+    if (node === null || typeof node !== "object") return false;
+    if (depth >= maxDepth) return true;
+    for (const key in node) {
+      segments.push(key);
+      if (visit((node as Record<string, unknown>)[key], depth + 1)) return true;
+      segments.pop();
+    }
+    return false;
+  };
+  return visit(value, 0) ? pointer(segments) : undefined;
+}
+
 function pointer(segments: readonly (string | number)[]): string {
   if (segments.length === 0) return "/";
   return segments.map((segment) => `/${escapePointer(String(segment))}`).join("");

@@ -3,14 +3,16 @@ import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { overLongArrays } from "../core/array-bounds.ts";
+import { ingestLimits } from "../core/ingest-limits.ts";
 import { invalid, type ProblemError, problem } from "../core/problem.ts";
+import { overNestedPath } from "../core/storable-json.ts";
 import { describeError } from "../log.ts";
 import { eventsCarried } from "../modules/ingest-health/service.ts";
 import { type Access, AccessResolver, admittedPrincipalOf } from "./access.ts";
 import { internalError, problemFor } from "./errors.ts";
 import { readJsonBody } from "./json-body.ts";
 import { problemResponse } from "./problem.ts";
-import { refuseNulInQuery } from "./query-text.ts";
+import { refuseLooseIntegers, refuseNulInQuery } from "./query-text.ts";
 import type { RouteBody } from "./routes.ts";
 
 const requestIds = new WeakMap<Request, string>();
@@ -43,6 +45,8 @@ export interface RouteIndex {
   bodyOf(method: string, route: string): RouteBody | undefined;
   /** Routes behind the ingest admission gate: refused before their body is read while it is full. */
   shedsWhenFull(method: string, route: string): boolean;
+  /** The route's integer query parameters (routeIntegerQueryIndex), checked as sent before Elysia reads them. */
+  integerQueryOf(method: string, route: string): readonly string[];
 }
 
 /**
@@ -117,6 +121,18 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
           return empty;
         }
         const body = await readJsonBody(context.request, bodyLimits, empty);
+        // Before Elysia validates it: its error messages recurse through a rejected value,
+        // and a few thousand nested arrays took seconds of the event loop or its stack (500).
+        // Elysia lets a primitive or an array through a schema whose every member is optional.
+        if (schema?.type === "object" && (body === null || typeof body !== "object" || Array.isArray(body))) {
+          throw invalid("the request body is invalid: /", [{ path: "/", message: "must be a JSON object" }]);
+        }
+        const maxDepth = ingestLimits.maxJsonDepth;
+        const nested = takes === "checkedByHandler" ? undefined : overNestedPath(body, maxDepth);
+        if (nested) {
+          const message = `nesting deeper than ${maxDepth} levels`;
+          throw invalid(`the request body is invalid: ${nested}`, [{ path: nested, message }]);
+        }
         const overLong = schema ? overLongArrays(schema, body) : [];
         if (overLong.length > 0) {
           throw invalid(`the request body is invalid: ${overLong.map((e) => e.path).join(", ")}`, overLong);
@@ -126,6 +142,7 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
       .onTransform({ as: "global" }, async (context) => {
         await admitEarly(context);
         refuseNulInQuery(context.request.url);
+        refuseLooseIntegers(context.request.url, routes.integerQueryOf(context.request.method, context.route));
       })
       .onError({ as: "global" }, ({ code, error, request, path, route, body }) => {
         const requestId = requestIds.get(request);

@@ -42,6 +42,25 @@ export function routeBodyIndex(
   return (method, route) => byRoute.get(`${method} ${route}`);
 }
 
+/**
+ * Route → the names of its integer query parameters, which Elysia would read as
+ * JavaScript numbers (`0x10` as 16, `1e1` as 10, a blank as 0) before checking them.
+ */
+export function routeIntegerQueryIndex(
+  routes: readonly { method: string; path: string; hooks: { query?: unknown } }[],
+): (method: string, route: string) => readonly string[] {
+  type Schema = { type?: string; anyOf?: Schema[] };
+  // Elysia's t.Integer is an integer or a string of format integer (anyOf).
+  const isInteger = (schema: Schema) => schema.type === "integer" || (schema.anyOf ?? []).some(isInteger);
+  const byRoute = new Map<string, string[]>();
+  for (const route of routes) {
+    const properties = (route.hooks.query as { properties?: Record<string, Schema> } | undefined)?.properties;
+    const integers = Object.entries(properties ?? {}).flatMap(([name, schema]) => (isInteger(schema) ? [name] : []));
+    if (integers.length > 0) byRoute.set(`${route.method} ${route.path}`, integers);
+  }
+  return (method, route) => byRoute.get(`${method} ${route}`) ?? [];
+}
+
 /** Whether a route is one of `routes` (method and route pattern, as Elysia names them). */
 export function routeSetIndex(
   routes: readonly { method: string; path: string }[],

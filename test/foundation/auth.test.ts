@@ -24,6 +24,7 @@ async function scopedApp() {
         accessOf: () => undefined,
         bodyOf: () => undefined,
         shedsWhenFull: () => false,
+        integerQueryOf: () => [],
       }),
     )
     .use(accessPlugin(ctx))

@@ -20,6 +20,7 @@ async function errorApp() {
         accessOf: () => undefined,
         bodyOf: () => undefined,
         shedsWhenFull: () => false,
+        integerQueryOf: () => [],
       }),
     )
     .post("/echo", ({ body }) => body, {

@@ -154,6 +154,46 @@ describe("anonymous callers", () => {
   });
 });
 
+describe("deeply nested bodies are refused before validation", () => {
+  test("16,000 nested arrays in a field are a 400 naming where, on every kind of body", async () => {
+    const { app } = await testRuntime();
+    const org = await createTestOrg();
+    const platform = await createTestOrg({ type: "platform" });
+    const nested = (field: string, prefix = "") => `{${prefix}"${field}":${"[".repeat(16_000)}${"]".repeat(16_000)}}`;
+    const cases: [string, Record<string, string>, string][] = [
+      ["/api/v1/identity/auth/magic-link", {}, nested("email")],
+      [
+        "/api/v1/identity/keys",
+        { "x-api-key": await org.keyWith(["identity:write"]) },
+        nested("scopes", '"name":"k",'),
+      ],
+      ["/click-tokens", { "x-api-key": platform.key }, nested("content_url", `"session_id":"${crypto.randomUUID()}",`)],
+    ];
+    for (const [path, headers, body] of cases) {
+      const refused = await post(path, headers, body, app);
+      expect({ path, status: refused.response.status }).toEqual({ path, status: 400 });
+      expect(refused.body.errors?.[0]?.message).toBe("nesting deeper than 12 levels");
+    }
+  });
+});
+
+test("a body that is not a JSON object is refused where the route takes an object, nothing stored", async () => {
+  const { app, ctx } = await testRuntime();
+  const agent = await createTestOrg({ type: "agent" });
+  for (const body of ["0", "true", '"s"', "[]", '[{"initiator_type":"agent"}]']) {
+    const refused = await post("/sessions/start", { "x-api-key": agent.key }, body, app);
+    expect({ body, status: refused.response.status, errors: refused.body.errors }).toEqual({
+      body,
+      status: 400,
+      errors: [{ path: "/", message: "must be a JSON object" }],
+    });
+  }
+  const [sessions] = await ctx.sql<
+    { n: number }[]
+  >`SELECT count(*)::int AS n FROM sessions WHERE org_id = ${agent.id}::uuid`;
+  expect(sessions?.n).toBe(0);
+});
+
 describe("a string of the wrong form is refused saying which form", () => {
   test("an e-mail address, and free text with a NUL or a lone surrogate", async () => {
     const { app } = await testRuntime();
@@ -200,6 +240,23 @@ describe("a refusal says what is wrong in words, wherever the value was", () => 
       "the query parameters are invalid: /limit",
       [{ path: "/limit", message: "must be an integer" }],
     ]);
+    // Read as JavaScript numbers these would be 2, 16, 10, 2 and 0: only decimal digits are integers here.
+    for (const query of ["limit=0x2", "offset=0x10", "limit=1e1", "limit=%202", "offset=%20", "limit=2.0"]) {
+      const path = `/content-owners/events?${query}`;
+      const [status, , errors] = await refusal("GET", path);
+      expect({ path, status, message: (errors as { message: string }[])?.[0]?.message }).toEqual({
+        path,
+        status: 400,
+        message: "must be an integer",
+      });
+    }
+    expect(await refusal("GET", "/api/v1/identity/keys?limit=1&limit=2")).toEqual([
+      400,
+      "the query parameters are invalid: /limit",
+      [{ path: "/limit", message: "is given more than once" }],
+    ]);
+    expect((await callApp(app, "GET", "/content-owners/events?limit=-1&offset=7", { key })).status).toBe(400);
+    expect((await callApp(app, "GET", "/content-owners/events?limit=2&offset=7", { key })).status).toBe(200);
     expect(await refusal("GET", "/api/v1/identity/webhooks/not-a-uuid")).toEqual([
       400,
       "the path parameters are invalid: /id",
