@@ -106,6 +106,34 @@ describe("GET /ctx/{token}", () => {
     });
   });
 
+  test("a token engagements bound to two presentations is never resolved (standard 7.4.1), in one batch or two", async () => {
+    const owner = await visibleOwner();
+    const clickUrl = `https://${owner.domain}/a`;
+    const network = await createTestOrg({ type: "platform" });
+    const engaged = (token: string, presentations: string[]) =>
+      call("POST", "/events", {
+        key: network.key,
+        body: batch(
+          presentations.map((presentation_id) =>
+            validEvents.engaged(owner.domain as string, { presentation_id, ctx_token: token, content_url: clickUrl }),
+          ),
+        ),
+      });
+    const [first, second] = [crypto.randomUUID(), crypto.randomUUID()];
+
+    const together = await agentSessionWithToken({ clickUrl, events: [validEvents.grounded(owner.domain)] });
+    expect((await engaged(together.token, [first, second])).status).toBe(200);
+    expect((await resolve(network.key, together.token)).status).toBe(404);
+
+    const apart = await agentSessionWithToken({ clickUrl, events: [validEvents.grounded(owner.domain)] });
+    expect((await engaged(apart.token, [first])).status).toBe(200);
+    expect((await engaged(apart.token, [first.toUpperCase()])).status).toBe(200);
+    expect((await resolve(network.key, apart.token)).status).toBe(200);
+    expect((await engaged(apart.token, [second])).status).toBe(200);
+    const refused = await resolve(network.key, apart.token);
+    expect([refused.status, refused.body.code]).toEqual([404, "click_token_not_found"]);
+  });
+
   test("shows only events on verified domains whose owner is visible in click-token lookups", async () => {
     const visible = await visibleOwner();
     const hidden = await visibleOwner(false);

@@ -57,8 +57,9 @@ interface EventRow {
 
 /**
  * The click manifest of a raw token, or undefined when there is none to show: an
- * unknown, malformed or expired token and one whose issuing organisation does not
- * share sessions via click tokens look alike, so a lookup cannot tell which
+ * unknown, malformed or expired token, one whose issuing organisation does not
+ * share sessions via click tokens, and one engagements bound to two presentations
+ * (standard 7.4.1: such a token is never resolved; ingest/clicked-presentations.ts) look alike, so a lookup cannot tell which
  * tokens exist. The session's raw id never leaves this function.
  */
 export async function resolveClickManifest(sql: Sql, raw: string): Promise<ResolvedManifest | undefined> {
@@ -70,7 +71,7 @@ export async function resolveClickManifest(sql: Sql, raw: string): Promise<Resol
     FROM click_tokens t
     JOIN sessions s ON s.id = t.session_id
     JOIN organization_settings o ON o.org_id = t.org_id AND o.share_sessions_via_click_tokens
-    WHERE t.token_hash = ${hash} AND t.expires_at > now()`;
+    WHERE t.token_hash = ${hash} AND t.expires_at > now() AND NOT t.presentations_differ`;
   if (!token) return undefined;
   // An event belongs to every owner with a verified domain covering its host (a
   // verified domain covers its subdomains, DESIGN "Counting"). It is shown only

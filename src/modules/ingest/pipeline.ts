@@ -3,11 +3,13 @@ import { isWithinDomain } from "../../core/hosts.ts";
 import { ingestLimits } from "../../core/ingest-limits.ts";
 import { holdsConversationFields, type PrivacyLevel, stripConversationData, stripTurn } from "../../core/privacy.ts";
 import { type FieldError, invalid, problem } from "../../core/problem.ts";
+import { hashPresentedSecret } from "../../core/secrets.ts";
 import type { SignatureStatus } from "../../core/signature-status.ts";
 import type { TimeWindow } from "../../core/wire-values.ts";
 import { httpUrlHost } from "../../core/wire-values.ts";
 import type { Sql } from "../../db/sql.ts";
-import { resolveClickTokens } from "../click-tokens/service.ts";
+import { clickTokenPrefix, resolveClickTokens } from "../click-tokens/service.ts";
+import type { ClickedPresentation } from "./clicked-presentations.ts";
 import { type Envelope, type IngestDocument, readDocument } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
 import { type CheckedEvent, checkEvent, type StrippedField } from "./event-rules.ts";
@@ -128,6 +130,7 @@ export async function ingestDocument(
   const settling = conversationToSettle(checked, rows, header?.privacyLevel ?? null);
   const plan = {
     orgId: principal.orgId,
+    clickedPresentations: clickedPresentations(checked),
     header: header && { ...header, startedAt },
     implicitSessions: implicitSessions(document, checked),
     events: rows,
@@ -304,6 +307,14 @@ function implicitSessions(document: IngestDocument, checked: CheckedEvent[]): Im
     });
   }
   return [...byId.values()];
+}
+
+/** Engagements that carry a click token and name the presentation they acted on (standard 7.4.1). */
+function clickedPresentations(checked: readonly CheckedEvent[]): ClickedPresentation[] {
+  return checked.flatMap((event) => {
+    const tokenHash = event.presentationId ? hashPresentedSecret(event.ctxToken, clickTokenPrefix) : null;
+    return tokenHash ? [{ tokenHash, presentationId: event.presentationId as string }] : [];
+  });
 }
 
 function earliest(events: CheckedEvent[]): Date | null {

@@ -1,6 +1,7 @@
 import postgres from "postgres";
 import type { PrivacyLevel } from "../../core/privacy.ts";
 import type { Fragment, Queryable, Sql } from "../../db/sql.ts";
+import { type ClickedPresentation, recordClickedPresentations } from "./clicked-presentations.ts";
 import type { SessionHeader } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
 import {
@@ -29,6 +30,8 @@ export interface ImplicitSession {
 
 export interface WritePlan {
   orgId: string;
+  /** Engagements carrying click tokens, with the presentations they name (standard 7.4.1). */
+  clickedPresentations?: ClickedPresentation[];
   header: SessionHeader | null;
   implicitSessions: ImplicitSession[];
   events: EventRow[];
@@ -159,9 +162,13 @@ export async function writeIngest(
         SELECT (SELECT coalesce(json_agg(json_build_array(org_id, name, id, agent_id, privacy_level, created)), '[]') FROM owned)
                  AS sessions,
                ${earliestBound(tx)} AS held_from`.execute();
+      const clicks = recordClickedPresentations(
+        tx,
+        plans.flatMap((plan) => plan.clickedPresentations ?? []),
+      );
       // Sent behind the claims, in their round trip: named sessions mostly keep their name as id.
       const ahead = readHoldersAhead(tx, writing.rows, starts);
-      const [claimed] = await claims;
+      const [[claimed]] = await Promise.all([claims, clicks]);
       if (header?.privacyLevel) await tightenHeaderSession(tx, plans[0] as WritePlan, claimed?.sessions ?? []);
       if (writing.rows.length === 0) return writing.noneInserted();
       settleConversation(plans, claimed?.sessions ?? []);
