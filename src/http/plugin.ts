@@ -142,7 +142,9 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
       .onTransform({ as: "global" }, async (context) => {
         await admitEarly(context);
         refuseNulInQuery(context.request.url);
-        refuseLooseIntegers(context.request.url, routes.integerQueryOf(context.request.method, context.route));
+        // A HEAD is answered by its GET route.
+        const method = context.request.method === "HEAD" ? "GET" : context.request.method;
+        refuseLooseIntegers(context.request.url, routes.integerQueryOf(method, context.route));
       })
       .onError({ as: "global" }, ({ code, error, request, path, route, body }) => {
         const requestId = requestIds.get(request);

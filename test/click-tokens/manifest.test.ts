@@ -132,6 +132,18 @@ describe("GET /ctx/{token}", () => {
     expect((await engaged(apart.token, [second])).status).toBe(200);
     const refused = await resolve(network.key, apart.token);
     expect([refused.status, refused.body.code]).toEqual([404, "click_token_not_found"]);
+
+    // A resent engagement, stored already, is left out: its presentation binds nothing.
+    const resent = await agentSessionWithToken({ clickUrl, events: [validEvents.grounded(owner.domain)] });
+    const click = validEvents.engaged(owner.domain as string, {
+      presentation_id: first,
+      ctx_token: resent.token,
+      content_url: clickUrl,
+    });
+    const report = (event: unknown) => call("POST", "/events", { key: network.key, body: batch([event]) });
+    expect((await report(click)).body.events_created).toBe(1);
+    expect((await report({ ...click, presentation_id: second })).body.events_created).toBe(0);
+    expect((await resolve(network.key, resent.token)).status).toBe(200);
   });
 
   test("shows only events on verified domains whose owner is visible in click-token lookups", async () => {

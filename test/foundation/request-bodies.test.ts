@@ -256,6 +256,11 @@ describe("a refusal says what is wrong in words, wherever the value was", () => 
       [{ path: "/limit", message: "is given more than once" }],
     ]);
     expect((await callApp(app, "GET", "/content-owners/events?limit=-1&offset=7", { key })).status).toBe(400);
+    const head = new Request("http://test.local/content-owners/events?limit=0x2", {
+      method: "HEAD",
+      headers: { "x-api-key": key },
+    });
+    expect((await app.handle(head)).status).toBe(400);
     expect((await callApp(app, "GET", "/content-owners/events?limit=2&offset=7", { key })).status).toBe(200);
     expect(await refusal("GET", "/api/v1/identity/webhooks/not-a-uuid")).toEqual([
       400,

@@ -132,6 +132,19 @@ describe("POST /events delivery formats", () => {
     expect(await sessionCount(agent.id)).toBe(2);
   });
 
+  test("a session document's events may spell its session_id in upper case: one session", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const sessionId = crypto.randomUUID();
+    const event = validEvents.retrieved(domain, { source_role: "agent", session_id: sessionId.toUpperCase() });
+    const res = await call("POST", "/events", {
+      key: agent.key,
+      body: { schema_version: "1.0", session_id: sessionId, started_at: ago(600), events: [event] },
+    });
+    expect([res.status, res.body.events_created]).toEqual([200, 1]);
+    expect((await storedEvents(agent.id)).map((stored) => stored.session_id)).toEqual([sessionId]);
+    expect(await sessionCount(agent.id)).toBe(1);
+  });
+
   test("a session document without events describes its session (events is optional, standard 5.1)", async () => {
     const agent = await createTestOrg({ type: "agent" });
     const sessionId = crypto.randomUUID();

@@ -68,7 +68,8 @@ export const DelegationRequestRecord = t.Object({
 
 export const BulkBody = t.Array(
   t.Unknown({
-    description: "a delegation request body, {domain, scopes?}; anything else is answered as an error item",
+    description:
+      "a delegation request body, {domain, scopes?}; anything else is answered as an error item (a body past the limits every body has, such as nesting, is refused whole)",
   }),
   {
     minItems: 1,

@@ -1,9 +1,12 @@
 import type { Queryable } from "../../db/sql.ts";
+import type { EventRow } from "./event-columns.ts";
 
 /** An engagement reported with a click token, naming the presentation it acted on. */
 export interface ClickedPresentation {
   tokenHash: Uint8Array;
   presentationId: string;
+  /** The engagement's row: one a retry leaves out (stored already) records nothing. */
+  row: EventRow;
 }
 
 /**
@@ -20,7 +23,10 @@ export function recordClickedPresentations(sql: Queryable, clicks: readonly Clic
     const seen = byToken.get(hex) ?? byToken.set(hex, new Set()).get(hex);
     seen?.add(click.presentationId.toLowerCase());
   }
-  const tokens = [...byToken].map(([hex, presentations]) => ({ hex, presentations: [...presentations] }));
+  // In token order, so that writes recording the same tokens lock them in one order.
+  const tokens = [...byToken]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([hex, presentations]) => ({ hex, presentations: [...presentations] }));
   return sql`
     UPDATE click_tokens t SET
       presentation_id = coalesce(t.presentation_id, p.presentation_id),

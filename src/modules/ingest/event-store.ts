@@ -417,6 +417,15 @@ export class RowsToWrite {
     );
   }
 
+  /** Whether `row`, one of those given, is to be written (not stored already). */
+  writes(row: EventRow): boolean {
+    if (!this.stored) return true;
+    this.#writing ??= new Set(this.rows);
+    return this.#writing.has(row);
+  }
+
+  #writing: Set<EventRow> | undefined;
+
   /** Nothing to write: no row given was inserted. */
   noneInserted(): boolean[] {
     return (this.stored ?? this.rows).map(() => false);
@@ -600,8 +609,9 @@ const planEachRun = (tx: Queryable) => tx`SELECT set_config('plan_cache_mode', '
 
 /**
  * Runs `write` in a transaction, refusing stored events (StoredEvents); again,
- * skipping them, when it met one (again when another write stored one of its
- * events between the lookup and the insert, up to `skippingRetries` times); and
+ * skipping them, when it met one, at most `skippingRetries` times in all (each
+ * further time another write stored one of its events between the lookup and the
+ * insert); and
  * once more when PostgreSQL broke a deadlock by aborting it: two writes that lock
  * the same sessions in different statements (a claim and a bound) can meet in the
  * wrong order, and the retry then waits its turn. A `write` that returns its last
@@ -622,13 +632,17 @@ export async function inWriteTransaction<T>(
       return written instanceof LastStatement ? await written.answer : (written as T);
     } catch (error) {
       const deadlock = error instanceof postgres.PostgresError && error.code === deadlockDetected;
-      if (metStoredEvent(error) && metStored++ <= skippingRetries) stored = "skip";
+      if (metStoredEvent(error) && metStored++ < skippingRetries) stored = "skip";
       else if (!deadlock || deadlocks++ > 0) throw error;
     }
   }
 }
 
-/** Each takes another write storing one of the same events at that very moment: rare twice. */
+/**
+ * Each takes another write storing one of the same events at that very moment:
+ * rare twice. Past them the write fails as a conflict (409), stored nothing, and
+ * the client's own retry then finds the events stored.
+ */
 const skippingRetries = 3;
 
 /**

@@ -130,7 +130,7 @@ export async function ingestDocument(
   const settling = conversationToSettle(checked, rows, header?.privacyLevel ?? null);
   const plan = {
     orgId: principal.orgId,
-    clickedPresentations: clickedPresentations(checked),
+    clickedPresentations: clickedPresentations(checked, rows),
     header: header && { ...header, startedAt },
     implicitSessions: implicitSessions(document, checked),
     events: rows,
@@ -292,7 +292,7 @@ function implicitSessions(document: IngestDocument, checked: CheckedEvent[]): Im
   const { envelope, session } = document;
   const byId = new Map<string, ImplicitSession>();
   for (const event of checked) {
-    if (!event.sessionId || event.ctxToken || event.sessionId === session?.id) continue;
+    if (!event.sessionId || event.ctxToken || event.sessionId.toLowerCase() === session?.id.toLowerCase()) continue;
     const known = byId.get(event.sessionId);
     if (known) {
       if (!envelope.startedAt && event.eventTime < known.startedAt) known.startedAt = event.eventTime;
@@ -309,11 +309,14 @@ function implicitSessions(document: IngestDocument, checked: CheckedEvent[]): Im
   return [...byId.values()];
 }
 
-/** Engagements that carry a click token and name the presentation they acted on (standard 7.4.1). */
-function clickedPresentations(checked: readonly CheckedEvent[]): ClickedPresentation[] {
-  return checked.flatMap((event) => {
+/**
+ * Engagements that carry a click token and name the presentation they acted on
+ * (standard 7.4.1). `checked` and `rows` are one event each.
+ */
+function clickedPresentations(checked: readonly CheckedEvent[], rows: readonly EventRow[]): ClickedPresentation[] {
+  return checked.flatMap((event, i) => {
     const tokenHash = event.presentationId ? hashPresentedSecret(event.ctxToken, clickTokenPrefix) : null;
-    return tokenHash ? [{ tokenHash, presentationId: event.presentationId as string }] : [];
+    return tokenHash ? [{ tokenHash, presentationId: event.presentationId as string, row: rows[i] as EventRow }] : [];
   });
 }
 

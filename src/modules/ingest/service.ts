@@ -164,7 +164,7 @@ export async function writeIngest(
                ${earliestBound(tx)} AS held_from`.execute();
       const clicks = recordClickedPresentations(
         tx,
-        plans.flatMap((plan) => plan.clickedPresentations ?? []),
+        plans.flatMap((plan) => plan.clickedPresentations ?? []).filter((click) => writing.writes(click.row)),
       );
       // Sent behind the claims, in their round trip: named sessions mostly keep their name as id.
       const ahead = readHoldersAhead(tx, writing.rows, starts);
