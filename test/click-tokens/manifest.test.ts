@@ -133,6 +133,18 @@ describe("GET /ctx/{token}", () => {
     const refused = await resolve(network.key, apart.token);
     expect([refused.status, refused.body.code]).toEqual([404, "click_token_not_found"]);
 
+    // One engagement sent twice in a batch (its id in two cases) is stored once, and binds once.
+    const twice = await agentSessionWithToken({ clickUrl, events: [validEvents.grounded(owner.domain)] });
+    const once = validEvents.engaged(owner.domain as string, {
+      presentation_id: first,
+      ctx_token: twice.token,
+      content_url: clickUrl,
+    });
+    const doubled = [once, { ...once, id: once.id.toUpperCase(), presentation_id: second }];
+    const sent = await call("POST", "/events", { key: network.key, body: batch(doubled) });
+    expect(sent.body.events_created).toBe(1);
+    expect((await resolve(network.key, twice.token)).status).toBe(200);
+
     // A resent engagement, stored already, is left out: its presentation binds nothing.
     const resent = await agentSessionWithToken({ clickUrl, events: [validEvents.grounded(owner.domain)] });
     const click = validEvents.engaged(owner.domain as string, {

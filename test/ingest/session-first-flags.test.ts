@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { hostOfUrl } from "../../src/core/hosts.ts";
-import { insertEvents, type TestEvent } from "../support/events.ts";
+import { RowsToWrite } from "../../src/modules/ingest/event-store.ts";
+import { eventRowOf, insertEvents, type TestEvent } from "../support/events.ts";
 import { flagMismatches, type StoredFlags, storedFlags } from "../support/first-flags.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
@@ -151,6 +152,20 @@ describe("first-event flags", () => {
       expect(answers.reduce((sum, answer) => sum + answer.body.events_created, 0)).toBe(7);
     }
     expect(await expectFlagsByDefinition([agent.id])).toHaveLength(35);
+  });
+
+  test("the rows a write inserts: the first of each event (id in any case, and time), none stored already", async () => {
+    const { ctx } = await testRuntime();
+    const agent = await createTestOrg({ type: "agent" });
+    const id = crypto.randomUUID();
+    const at = new Date(Date.now() - 60_000);
+    const row = (eventId: string, event_time = at) => eventRowOf({ org_id: agent.id, event_id: eventId, event_time });
+    const [first, again, later] = [row(id), row(id.toUpperCase()), row(id, new Date(at.getTime() + 1))];
+    const fresh = await RowsToWrite.of(ctx.sql, [first, again, later], "refuse");
+    expect([first, again, later].map((candidate) => fresh.writes(candidate))).toEqual([true, false, true]);
+    await insertEvents(ctx.sql, [{ org_id: agent.id, event_id: id, event_time: at }]);
+    const retried = await RowsToWrite.of(ctx.sql, [first, again, later], "skip");
+    expect([first, again, later].map((candidate) => retried.writes(candidate))).toEqual([false, false, true]);
   });
 
   test("a session that began days before the batch keeps its first events", async () => {

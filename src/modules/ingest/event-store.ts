@@ -417,10 +417,24 @@ export class RowsToWrite {
     );
   }
 
-  /** Whether `row`, one of those given, is to be written (not stored already). */
+  /**
+   * Whether `row`, one of those given, is inserted: not stored already, nor a
+   * repeat of an earlier row's event (storeCounted inserts the first of each).
+   */
   writes(row: EventRow): boolean {
-    if (!this.stored) return true;
-    this.#writing ??= new Set(this.rows);
+    if (!this.#writing) {
+      const seen = new Set<string>();
+      this.#writing = new Set(
+        this.rows.filter((candidate) => {
+          const key = eventKey({
+            orgId: candidate.orgId,
+            eventId: candidate.eventId.toLowerCase(),
+            timeUs: microseconds(candidate.eventTime),
+          });
+          return !seen.has(key) && Boolean(seen.add(key));
+        }),
+      );
+    }
     return this.#writing.has(row);
   }
 

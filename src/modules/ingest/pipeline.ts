@@ -105,7 +105,7 @@ export async function ingestDocument(
     }
     stripped.push(...result.stripped);
     // An id repeated in a batch is one event, stored once (a session document refuses it below).
-    const id = result.event.sentId;
+    const id = result.event.sentId?.toLowerCase();
     if (id !== undefined && sentIds.has(id) && !document.sessionDocument) return;
     if (id !== undefined) sentIds.add(id);
     checked.push(result.event);

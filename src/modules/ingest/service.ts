@@ -74,7 +74,10 @@ function implicitSessionsOf(plans: readonly WritePlan[]): (ImplicitSession & { o
   }
   // Sessions are claimed in name order so that concurrent writes naming the same
   // sessions wait on each other in one order and never deadlock.
-  return [...byName.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : a.orgId < b.orgId ? -1 : 1));
+  const name = (session: ImplicitSession) => session.id.toLowerCase();
+  return [...byName.values()].sort((a, b) =>
+    name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : a.orgId < b.orgId ? -1 : 1,
+  );
 }
 
 /**
