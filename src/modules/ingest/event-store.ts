@@ -354,8 +354,17 @@ function moveFlags(sql: Queryable, name: string, moves: readonly Move[], flagUpd
     )`;
 }
 
-const eventKey = (event: Pick<CountedEvent, "orgId" | "eventId" | "timeUs">) =>
-  `${event.orgId}|${event.eventId}|${event.timeUs}`;
+/**
+ * Whether each row is the first of its event among `rows` (`events_dedupe`: the
+ * organisation, the id in any case, and the time): a write stores each event once.
+ */
+function firstOfEachEvent(rows: readonly EventRow[]): boolean[] {
+  const seen = new Set<string>();
+  return rows.map((row) => {
+    const key = `${row.orgId}|${row.eventId.toLowerCase()}|${microseconds(row.eventTime)}`;
+    return !seen.has(key) && Boolean(seen.add(key));
+  });
+}
 
 interface Move {
   event: StoredHolder;
@@ -423,17 +432,8 @@ export class RowsToWrite {
    */
   writes(row: EventRow): boolean {
     if (!this.#writing) {
-      const seen = new Set<string>();
-      this.#writing = new Set(
-        this.rows.filter((candidate) => {
-          const key = eventKey({
-            orgId: candidate.orgId,
-            eventId: candidate.eventId.toLowerCase(),
-            timeUs: microseconds(candidate.eventTime),
-          });
-          return !seen.has(key) && Boolean(seen.add(key));
-        }),
-      );
+      const first = firstOfEachEvent(this.rows);
+      this.#writing = new Set(this.rows.filter((_, i) => first[i]));
     }
     return this.#writing.has(row);
   }
@@ -485,9 +485,9 @@ export function storeCounted(
 ): LastStatement<boolean[]> {
   const inserts: EventRow[] = [];
   const arriving: CountedEvent[] = [];
-  const firstOfKey = new Set<string>();
-  const isFirst: boolean[] = [];
-  for (const row of rows) {
+  const isFirst = firstOfEachEvent(rows);
+  rows.forEach((row, i) => {
+    if (!isFirst[i]) return;
     const event: CountedEvent = {
       timeUs: microseconds(row.eventTime),
       eventId: row.eventId.toLowerCase(),
@@ -498,13 +498,9 @@ export function storeCounted(
       sourceRole: row.sourceRole,
       agentId: row.agentId,
     };
-    const key = eventKey(event);
-    isFirst.push(!firstOfKey.has(key));
-    if (firstOfKey.has(key)) continue;
-    firstOfKey.add(key);
     inserts.push(row);
     arriving.push(event);
-  }
+  });
   // Events outside any session are first in nothing.
   const inSessions = arriving.flatMap((event, i) => (event.sessionId === "" ? [] : [i]));
   const { arrivingFlags, changed } = takeFirsts(
@@ -588,7 +584,7 @@ function applyWrite(sql: Queryable, write: CountedWrite, flagUpdates: FlagUpdate
     )`
         : sql``
     }
-    SELECT NULL AS inserted`;
+    SELECT NULL`;
   // Sent now, so that a caller may end the transaction before the answer comes;
   // built before, so that rows that cannot be sent throw here, before any COMMIT.
   return statement.execute().then(() => undefined);
@@ -625,11 +621,11 @@ const planEachRun = (tx: Queryable) => tx`SELECT set_config('plan_cache_mode', '
  * Runs `write` in a transaction, refusing stored events (StoredEvents); again,
  * skipping them, when it met one, at most `skippingRetries` times in all (each
  * further time another write stored one of its events between the lookup and the
- * insert); and
- * once more when PostgreSQL broke a deadlock by aborting it: two writes that lock
- * the same sessions in different statements (a claim and a bound) can meet in the
- * wrong order, and the retry then waits its turn. A `write` that returns its last
- * statement unanswered (LastStatement) gets that statement's answer, read after COMMIT.
+ * insert); and once more when PostgreSQL broke a deadlock by aborting it: two
+ * writes that lock the same sessions in different statements (a claim and a
+ * bound) can meet in the wrong order, and the retry then waits its turn. A `write`
+ * that returns its last statement unanswered (LastStatement) gets that
+ * statement's answer, read after COMMIT.
  */
 export async function inWriteTransaction<T>(
   sql: Sql,
