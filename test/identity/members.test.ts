@@ -44,6 +44,15 @@ describe("members", () => {
     expect(byMember.body.code).toBe("role_required");
     expect((await patch(admin.session, other.userId, "admin")).body.role).toBe("admin");
     expect((await patch(admin.session, other.userId, "member")).body.role).toBe("member");
+    // The role a member has already: answered as it is, and nothing recorded.
+    const unchanged = await patch(admin.session, other.userId, "member");
+    expect([unchanged.status, unchanged.body.role]).toEqual([200, "member"]);
+    const changes = await callIdentity("GET", `${base}/audit?org_id=${org.id}`, { session: admin.session });
+    expect(
+      changes.body.items
+        .filter((entry: { action: string }) => entry.action === "member.role_changed")
+        .map((entry: { details: { to: string } }) => entry.details.to),
+    ).toEqual(["member", "admin"]);
     const adminMakesOwner = await patch(admin.session, other.userId, "owner");
     expect(adminMakesOwner.status).toBe(403);
     expect(adminMakesOwner.body.code).toBe("owner_role_required");
@@ -199,6 +208,9 @@ describe("invites", () => {
       session: invitee.session,
     });
     expect(expired.status).toBe(410);
+    // An expired invitation is no longer open: the organisation's list leaves it out.
+    const afterExpiry = await callIdentity("GET", `${base}/invites`, { session: owner.session });
+    expect([afterExpiry.body.items, afterExpiry.body.total]).toEqual([[], 0]);
     const fresh = await callIdentity("POST", `${base}/invites`, { session: owner.session, body: { email } });
     expect(fresh.status).toBe(201);
     const listed = await callIdentity("GET", `${base}/invites`, { session: owner.session });

@@ -32,6 +32,11 @@ describe("operator admin: trusted partners", () => {
       (await callIdentity("PUT", `${base}/admin/trusted-partners/${org.id}`, { session: admin.session })).body
         .enabled_at,
     ).toBe(res.body.enabled_at);
+    // Enabling again changes nothing, so the audit log holds the first enabling only.
+    const { ctx } = await testRuntime();
+    const [audited] = await ctx.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM audit_events WHERE org_id = ${org.id} AND action = 'trusted_partner.enabled'`;
+    expect(audited?.n).toBe(1);
     const listed = await callIdentity("GET", `${base}/admin/trusted-partners?limit=100`, { session: admin.session });
     expect(listed.body.items.some((p: { org_id: string }) => p.org_id === org.id)).toBe(true);
     expect(

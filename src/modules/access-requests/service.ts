@@ -3,7 +3,7 @@ import { normalizeEmail } from "../../core/email.ts";
 import { problem } from "../../core/problem.ts";
 import type { Queryable, Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
-import { addMember, createOrganization } from "../organizations/service.ts";
+import { addMember, createOrganization, recordOrganizationCreated } from "../organizations/service.ts";
 
 export type AccessRequestType = "platform" | "agent";
 export type AccessRequestStatus = "pending" | "approved" | "rejected";
@@ -91,6 +91,8 @@ export async function reviewAccessRequest(
     let approvedOrgId: string | null = null;
     if (input.decision === "approved") {
       const org = await createOrganization(tx, { name: request.org_name, orgType: request.org_type });
+      // As every other way an organisation comes to be: its first audit entry.
+      await recordOrganizationCreated(tx, org, null, input.reviewer);
       await addMember(tx, org.id, request.user_id, "owner");
       approvedOrgId = org.id;
     }

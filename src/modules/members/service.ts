@@ -114,7 +114,9 @@ export function changeRole(sql: Sql, access: OrgAccess, userId: string, role: Me
     assertManages(actor);
     assertMayChange(actor.role, member.role);
     assertMayAssign(actor.role, role);
-    if (member.role === "owner" && role !== "owner") await assertOwnerRemains(tx, access.orgId, member.user_id);
+    // The role it has already: nothing changes, so nothing is recorded.
+    if (member.role === role) return member;
+    if (member.role === "owner") await assertOwnerRemains(tx, access.orgId, member.user_id);
     await tx`
       UPDATE organization_members SET role = ${role}
       WHERE org_id = ${access.orgId}::uuid AND user_id = ${member.user_id}::uuid`;
@@ -192,12 +194,13 @@ export function inviteAs(sql: Sql, access: OrgAccess, email: string, role: Membe
   });
 }
 
+/** The organisation's open invitations: neither claimed, revoked nor expired. */
 export async function listOrgInvites(
   sql: Queryable,
   orgId: string,
   page: { limit: number; offset: number },
 ): Promise<{ items: Invite[]; total: number }> {
-  const open = sql`org_id = ${orgId}::uuid AND claimed_at IS NULL AND revoked_at IS NULL`;
+  const open = sql`org_id = ${orgId}::uuid AND claimed_at IS NULL AND revoked_at IS NULL AND expires_at > now()`;
   const items = await sql<Invite[]>`
     SELECT * FROM invites WHERE ${open} ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`;
   const [count] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM invites WHERE ${open}`;

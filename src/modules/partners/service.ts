@@ -41,18 +41,22 @@ export async function enableTrustedPartner(
     );
   }
   return sql.begin(async (tx) => {
-    const [row] = await tx<{ enabled_by: string; enabled_at: Date }[]>`
+    const [row] = await tx<{ enabled_by: string; enabled_at: Date; enabled_now: boolean }[]>`
       INSERT INTO trusted_partners (org_id, enabled_by) VALUES (${orgId}::uuid, ${actor.label})
       ON CONFLICT (org_id) DO UPDATE SET org_id = EXCLUDED.org_id
-      RETURNING enabled_by, enabled_at`;
-    await recordAudit(tx, {
-      actor,
-      orgId,
-      action: "trusted_partner.enabled",
-      targetType: "organization",
-      targetId: orgId,
-    });
-    return { org_id: orgId, name: org.name, ...(row as { enabled_by: string; enabled_at: Date }) };
+      RETURNING enabled_by, enabled_at, xmax = 0 AS enabled_now`;
+    const { enabled_now, ...enabled } = row as { enabled_by: string; enabled_at: Date; enabled_now: boolean };
+    // Enabling again changes nothing, so it records nothing.
+    if (enabled_now) {
+      await recordAudit(tx, {
+        actor,
+        orgId,
+        action: "trusted_partner.enabled",
+        targetType: "organization",
+        targetId: orgId,
+      });
+    }
+    return { org_id: orgId, name: org.name, ...enabled };
   });
 }
 
