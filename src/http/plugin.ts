@@ -11,6 +11,7 @@ import { eventsCarried } from "../modules/ingest-health/service.ts";
 import { type Access, AccessResolver, admittedPrincipalOf } from "./access.ts";
 import { internalError, problemFor } from "./errors.ts";
 import { readJsonBody } from "./json-body.ts";
+import { loggedPath } from "./logged-path.ts";
 import { problemResponse } from "./problem.ts";
 import { refuseLooseIntegers, refuseNulInQuery } from "./query-text.ts";
 import type { RouteBody } from "./routes.ts";
@@ -156,7 +157,9 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
           searchParams: new URL(request.url).searchParams,
           allowedMethods: code === "NOT_FOUND" ? routes.allowedMethods(path) : [],
         });
-        if (!known) ctx.log.error("unhandled error", { request_id: requestId, path, ...describeError(error) });
+        if (!known) {
+          ctx.log.error("unhandled error", { request_id: requestId, path: loggedPath(path), ...describeError(error) });
+        }
         const answer = known ?? internalError();
         if (isIngest(routes.accessOf(request.method, route)))
           void recordRefusal(request, path, answer, body, requestId);
@@ -167,7 +170,7 @@ export const httpPlugin = (ctx: AppContext, routes: RouteIndex) => {
         ctx.log.info("request", {
           request_id: requestIds.get(request),
           method: request.method,
-          path,
+          path: loggedPath(path),
           status: set.status,
           duration_ms: started === undefined ? undefined : Math.round((performance.now() - started) * 100) / 100,
         });

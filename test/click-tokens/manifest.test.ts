@@ -4,7 +4,9 @@ import { maxManifestEvents } from "../../src/modules/click-tokens/manifest.ts";
 import { registerDomain } from "../../src/modules/domains/service.ts";
 import { agentSessionWithToken, setFlag, visibleOwner } from "../support/click-manifests.ts";
 import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
-import { call } from "../support/http.ts";
+import { call, callApp } from "../support/http.ts";
+import { recordingLogger } from "../support/logs.ts";
+import { msUntil } from "../support/polling.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { ago, batch, validEvents } from "../support/telemetry-events.ts";
 
@@ -15,6 +17,28 @@ const inOrder = (events: Record<string, unknown>[]) =>
   events.map((event, index) => ({ ...event, timestamp: ago(100 - index) }));
 
 describe("GET /ctx/{token}", () => {
+  test("the logs keep a resolved token's first characters only: it is a bearer credential", async () => {
+    const owner = await visibleOwner();
+    const { token } = await agentSessionWithToken({
+      clickUrl: `https://${owner.domain}/article`,
+      events: [validEvents.presented(owner.domain)],
+    });
+    const network = await createTestOrg({ type: "platform" });
+    const log = recordingLogger();
+    const app = createApp({ ...(await testRuntime()).ctx, log });
+    for (const method of ["GET", "HEAD"]) {
+      expect((await callApp(app, method, `/ctx/${token}`, { key: network.key })).status).toBe(200);
+    }
+    // Refused as malformed, it is still most of a live token.
+    expect((await callApp(app, "GET", `/ctx/${token}x`, { key: network.key })).status).toBe(400);
+    const requestLines = () => log.lines.filter((line) => line.msg === "request");
+    // The access log is written once each answer is out, after `handle` resolves.
+    expect(await msUntil(async () => requestLines().length === 3)).toBeLessThan(Number.POSITIVE_INFINITY);
+    const paths = requestLines().map((line) => line.fields?.path);
+    expect(paths).toEqual(Array(3).fill(`/ctx/${token.slice(0, 8)}…[redacted]`));
+    expect(log.text()).not.toContain(token.slice(8, 24));
+  });
+
   test("worked example: mint a token, report an engaged event carrying it, resolve it", async () => {
     const owner = await visibleOwner();
     const article = `https://${owner.domain}/article`;

@@ -94,6 +94,12 @@ describe("POST /webhooks", () => {
     ["https://hooks.example.com/x#frag", "fragment"],
     ["hooks.example.com/x", "absolute URL"],
     [`https://hooks.example.com/${"a".repeat(2048)}`, "at most 2048"],
+    // Within 2048 as sent, past it once normalised: each `"` is stored as %22, each é as %C3%A9.
+    [`https://hooks.example.com/${'"'.repeat(700)}`, "at most 2048 characters once normalised"],
+    [`https://hooks.example.com/${"é".repeat(400)}`, "at most 2048 characters once normalised"],
+    ["https://localhost../x", "not localhost"],
+    ["https://printer.local../x", "public internet"],
+    ["https://metadata.google.internal../x", "public internet"],
   ])("refuses %s with 400 invalid_webhook_url naming /url, storing nothing", async (url, reason) => {
     const { org, key } = await writerOf();
     const res = await callIdentity("POST", path, { key, body: { url, event_types: ["delegation.created"] } });

@@ -34,7 +34,12 @@ export function checkWebhookUrl(raw: string, options: { allowLoopback: boolean }
     throw new WebhookUrlError("must not carry a user name or password");
   }
   if (url.hash !== "") throw new WebhookUrlError("must not have a #fragment (it is never sent)");
-  const host = url.hostname.replace(/\.$/, "");
+  // What is stored and sent is the normalised form, which percent-encoding can make longer.
+  if (url.href.length > maxUrlLength) {
+    throw new WebhookUrlError(`must be at most ${maxUrlLength} characters once normalised (${url.href.length})`);
+  }
+  // Every trailing dot: `localhost..` names localhost as surely as `localhost.` does.
+  const host = url.hostname.replace(/\.+$/, "");
   if (host.startsWith("[") || isIP(host) !== 0) {
     throw new WebhookUrlError("must name its host, not an IP address");
   }
