@@ -273,6 +273,27 @@ describe("invites", () => {
     );
   });
 
+  test("an owner's invitation is revoked by an owner only, as only an owner makes one", async () => {
+    const { org, owner } = await orgWithOwner();
+    const admin = await memberOf(org.id, "admin");
+    const invite = async (role: string) =>
+      (
+        await callIdentity("POST", `${base}/invites?org_id=${org.id}`, {
+          session: owner.session,
+          body: { email: uniqueEmail(), role },
+        })
+      ).body.id as string;
+    const revoke = (session: string, id: string) =>
+      callIdentity("DELETE", `${base}/invites/${id}?org_id=${org.id}`, { session });
+    const ownerInvite = await invite("owner");
+    const refused = await revoke(admin.session, ownerInvite);
+    expect([refused.status, refused.body.code]).toEqual([403, "owner_role_required"]);
+    const open = await callIdentity("GET", `${base}/invites?org_id=${org.id}`, { session: owner.session });
+    expect(open.body.items.map((i: { id: string }) => i.id)).toContain(ownerInvite);
+    expect((await revoke(admin.session, await invite("admin"))).status).toBe(204);
+    expect((await revoke(owner.session, ownerInvite)).status).toBe(204);
+  });
+
   test("claiming keeps a higher role the user already has", async () => {
     const { org, owner } = await orgWithOwner();
     const admin = await memberOf(org.id, "admin");

@@ -121,6 +121,30 @@ describe("partner provisioning", () => {
     expect((await callIdentity("GET", `${base}/partner/organizations`, { key: partner.key })).body.total).toBe(0);
   });
 
+  test("a parent of a domain someone else verified is 409: it would cover theirs; one only registered is no bar", async () => {
+    const partner = await enabledPartner();
+    const parent = uniqueDomain();
+    const holder = await createTestOrg({ domain: `news.${parent}` });
+    const refused = await callIdentity("POST", `${base}/partner/organizations`, {
+      key: partner.key,
+      body: provisionBody([parent]),
+    });
+    expect([refused.status, refused.body.code]).toEqual([409, "domain_taken"]);
+    expect(refused.body.detail).toBe(
+      `news.${parent} is verified by another organisation, and ${parent} would cover it`,
+    );
+    expect((await callIdentity("GET", `${base}/partner/organizations`, { key: partner.key })).body.total).toBe(0);
+    expect((await callIdentity("GET", `/resolve?domain=news.${parent}`)).body.organization.id).toBe(holder.id);
+
+    const otherParent = uniqueDomain();
+    await createTestOrg({ domain: `news.${otherParent}`, verified: false });
+    const provisioned = await callIdentity("POST", `${base}/partner/organizations`, {
+      key: partner.key,
+      body: provisionBody([otherParent]),
+    });
+    expect(provisioned.status).toBe(201);
+  });
+
   test("needs an enabled platform partner key with partner:provision and identity:write", async () => {
     const partner = await enabledPartner();
     const body = provisionBody();
@@ -190,7 +214,9 @@ describe("partner attestation upgrade", () => {
     expect(ok.body).toMatchObject({ domain: extra, state: "verified", verification_method: "partner_attestation" });
     expect((await attest(partner.key, orgId, extra)).status).toBe(200);
     expect((await attest(partner.key, orgId, uniqueDomain())).status).toBe(404);
-    expect((await attest(partner.key, crypto.randomUUID(), extra)).status).toBe(404);
+    // No organisation answers as another's does: no oracle for organisation ids.
+    const unknown = await attest(partner.key, crypto.randomUUID(), extra);
+    expect([unknown.status, unknown.body.code]).toEqual([403, "not_provisioned_by_you"]);
     expect((await attest(partner.key, orgId, "localhost")).status).toBe(400);
 
     // An owner the partner did not provision.
@@ -200,6 +226,12 @@ describe("partner attestation upgrade", () => {
     const holder = await createTestOrg();
     await ctx.sql`INSERT INTO domains (org_id, domain) VALUES (${orgId}, ${holder.domain})`;
     expect((await attest(partner.key, orgId, holder.domain as string)).status).toBe(409);
+    // The parent of a domain someone else verified.
+    const parent = uniqueDomain();
+    await createTestOrg({ domain: `shop.${parent}` });
+    await ctx.sql`INSERT INTO domains (org_id, domain) VALUES (${orgId}, ${parent})`;
+    const covering = await attest(partner.key, orgId, parent);
+    expect([covering.status, covering.body.code]).toEqual([409, "domain_taken"]);
     expect((await attest(await partner.org.keyWith(["partner:provision"]), orgId, extra)).status).toBe(403);
   });
 });

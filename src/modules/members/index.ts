@@ -115,7 +115,10 @@ export const membersModule = (ctx: AppContext) =>
       {
         org: "manage",
         params: InviteParams,
-        detail: { summary: "Revoke an open invitation (owner/admin session)", responses: noContent("revoked") },
+        detail: {
+          summary: "Revoke an open invitation (owner/admin session; an owner's invitation, an owner only)",
+          responses: noContent("revoked"),
+        },
       },
     )
     .get(

@@ -229,12 +229,15 @@ export async function revokeInvite(sql: Sql, access: OrgAccess, inviteId: string
     // The invitation before the caller's membership, in the order a claim locks
     // them: an admin revoking an invitation to their own address while claiming
     // it would otherwise deadlock.
-    const [invite] = await tx<{ id: string; email: string }[]>`
-      SELECT id, email FROM invites
+    const [invite] = await tx<{ id: string; email: string; role: MemberRole }[]>`
+      SELECT id, email, role FROM invites
       WHERE id = ${input.inviteId}::uuid AND org_id = ${input.orgId}::uuid AND claimed_at IS NULL AND revoked_at IS NULL
       FOR UPDATE`;
-    assertManages(await callerNow(tx, access));
+    const actor = await callerNow(tx, access);
+    assertManages(actor);
     if (!invite) throw problem("invite_not_found", "this organisation has no such open invitation");
+    // An owner's invitation is an owner in the making: only an owner may undo it, as only one may make it.
+    assertMayChange(actor.role, invite.role);
     await tx`UPDATE invites SET revoked_at = now() WHERE id = ${invite.id}::uuid`;
     await recordAudit(tx, {
       actor: input.actor,

@@ -87,7 +87,7 @@ export const partnersModule = (ctx: AppContext) =>
         detail: {
           summary: "Provision a content owner with attested (verified) domains and an owner invitation",
           description:
-            "Key with partner:provision and identity:write of an enabled trusted partner. 409 domain_taken when another organisation holds a domain verified; nothing is created then.",
+            "Key with partner:provision and identity:write of an enabled trusted partner. 409 domain_taken when another organisation holds a domain, or a subdomain of one, verified (a verified domain covers its subdomains); nothing is created then.",
         },
       },
     )
@@ -124,6 +124,8 @@ export const partnersModule = (ctx: AppContext) =>
         response: DomainRecord,
         detail: {
           summary: "Upgrade a registered domain to verified on an owner this partner provisioned (nobody else's)",
+          description:
+            "403 not_provisioned_by_you for an organisation this partner did not provision, or none; 404 domain_not_found when the owner has not registered the domain; 409 domain_taken when another organisation holds it, or a subdomain of it, verified.",
         },
       },
     );

@@ -129,7 +129,30 @@ export async function provisionContentOwner(
   });
 }
 
+/**
+ * Verifies a domain on a partner's word, which proves nothing about any part of
+ * it that another organisation has proved: a verified domain covers its
+ * subdomains, so attesting the parent of another owner's verified domain would
+ * hand that owner's telemetry to this one (409 domain_taken). The other
+ * organisations' rows under it are locked, so a verification of one of them
+ * racing this either commits first and is seen, or waits and comes after, where
+ * it verifies a subdomain of a domain held already, as any owner may.
+ */
 async function attest(sql: Queryable, orgId: string, domain: string): Promise<Domain | undefined> {
+  const others = await sql<{ domain: string; state: string }[]>`
+    SELECT domain, state FROM domains
+    WHERE org_id <> ${orgId}::uuid AND (domain = ${domain} OR right(domain, ${domain.length + 1}) = ${`.${domain}`})
+    ORDER BY domain, org_id
+    FOR SHARE`;
+  const taken = others.find((other) => other.state === "verified");
+  if (taken) {
+    throw problem(
+      "domain_taken",
+      taken.domain === domain
+        ? `${domain} is already verified by another organisation`
+        : `${taken.domain} is verified by another organisation, and ${domain} would cover it`,
+    );
+  }
   try {
     return await verifyDomain(sql, orgId, domain, "partner_attestation");
   } catch (error) {
@@ -160,8 +183,8 @@ export async function attestDomain(
   return sql.begin(async (tx) => {
     const [org] = await tx<{ provisioned_by: string | null }[]>`
       SELECT provisioned_by FROM organizations WHERE id = ${input.orgId}::uuid`;
-    if (!org) throw problem("organization_not_found", "no such organisation");
-    if (org.provisioned_by !== input.partnerOrgId) {
+    // No organisation and another's are one answer: a partner learns nothing of ids it did not provision.
+    if (org?.provisioned_by !== input.partnerOrgId) {
       throw problem("not_provisioned_by_you", "a partner attests domains only of owners it provisioned");
     }
     const verified = await attest(tx, input.orgId, name);
