@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { manifestPath } from "../../src/modules/manifests/model.ts";
+import { publishFile } from "../support/domain-probe.ts";
 import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
 import { callIdentity } from "../support/identity.ts";
 import { manifestFor, serveManifest, signingKey } from "../support/manifests.ts";
@@ -102,6 +104,27 @@ describe("verifying a domain through the participant manifest", () => {
     // A signature the victim made for its own challenge does not fit the intruder's.
     const replayed = await verify(intruderAdmin, domain, await ownersKey.sign(victim.challenge));
     expect(replayed.status).toBe(422);
+  });
+
+  test("a manifest on another port or below the root names no domains: more people can serve those", async () => {
+    const domain = uniqueDomain("shared");
+    const key = await signingKey("k1");
+    const { admin, challenge } = await ownerWithDomain(domain);
+    for (const [url, path] of [
+      [`https://${domain}:8443${manifestPath}`, manifestPath],
+      [`https://${domain}/~tenant${manifestPath}`, `/~tenant${manifestPath}`],
+    ] as const) {
+      const document = manifestFor(domain, { id: url, keys: [key.entry], domains: [domain] });
+      publishFile(domain, path, { body: JSON.stringify(document) });
+      const put = await callIdentity("PUT", "/api/v1/identity/manifest", { key: admin, body: { url } });
+      expect([url, put.status, put.body.code, put.body.detail]).toEqual([
+        url,
+        422,
+        "manifest_unusable",
+        `domains may appear only on a manifest served at the domain root, https://${domain}${manifestPath} (8.6)`,
+      ]);
+      expect((await verify(admin, domain, await key.sign(challenge))).status).toBe(422);
+    }
   });
 
   test("a manifest served by another host cannot verify the domain", async () => {

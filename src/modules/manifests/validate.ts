@@ -38,8 +38,12 @@ export function validateManifest(url: URL, text: string): { manifest: Participan
     const decoded = ed25519KeyBytes(key.publicKey);
     if ("reason" in decoded) return { reason: `keys/${index}: publicKey ${decoded.reason} (8.4)` };
   }
-  if (manifest.domains && url.pathname !== manifestPath) {
-    return { reason: "domains may appear only on a manifest served at the domain root (8.6)" };
+  // Another port or a deeper path is open to more people than the host's own web
+  // server, and a manifest's domains prove them (domain-claim.ts).
+  if (manifest.domains && (url.pathname !== manifestPath || url.port !== "")) {
+    return {
+      reason: `domains may appear only on a manifest served at the domain root, https://${url.hostname}${manifestPath} (8.6)`,
+    };
   }
   const host = url.hostname.toLowerCase();
   for (const [index, entry] of (manifest.domains ?? []).entries()) {
