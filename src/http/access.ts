@@ -98,10 +98,19 @@ const limitClassOf = (access: Access): RateLimitClass =>
         ? "read"
         : "control";
 
-const orgTypeRefusal = (orgTypes: readonly OrgType[]) =>
-  orgTypes.includes("content_owner")
-    ? problem("content_owner_only", "only content-owner organisations may do this")
-    : problem("platform_key_required", "only platform and agent organisations may do this");
+const orgTypeRefusals = {
+  content_owner_only: "only content-owner organisations may do this",
+  platform_key_required: "only platform and agent organisations may do this",
+} as const;
+
+/** The problem code a route for `orgTypes` answers a caller of another type with. */
+export const orgTypeRefusalCode = (orgTypes: readonly OrgType[]): keyof typeof orgTypeRefusals =>
+  orgTypes.includes("content_owner") ? "content_owner_only" : "platform_key_required";
+
+const orgTypeRefusal = (orgTypes: readonly OrgType[]) => {
+  const code = orgTypeRefusalCode(orgTypes);
+  return problem(code, orgTypeRefusals[code]);
+};
 
 const keyScopeFor: Record<Exclude<OrgNeed, "manage">, Scope> = { read: "identity:read", write: "identity:write" };
 

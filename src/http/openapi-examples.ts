@@ -1,5 +1,5 @@
 import { type ProblemCode, problemCodes } from "../core/problem.ts";
-import type { Access } from "./access.ts";
+import { type Access, orgTypeRefusalCode } from "./access.ts";
 import { describeAccess } from "./access-words.ts";
 
 /**
@@ -33,6 +33,8 @@ interface MediaType {
 
 export interface DocumentedOperation {
   "x-access"?: Access;
+  /** The problems of the operation's own logic (a conflict, a state it refuses), declared by its route. */
+  "x-problems"?: ProblemCode[];
   description?: string;
   parameters?: { in: string }[];
   requestBody?: { content?: Record<string, MediaType>; required?: boolean };
@@ -113,7 +115,7 @@ export function exampleOf(schema: JsonSchema | undefined, name = "", depth = 0):
 /** Each status's problem codes for an operation: from its access, its parameters and its kind. */
 export function problemCodesOf(operation: DocumentedOperation, tags: readonly string[]): ProblemCode[] {
   const access = operation["x-access"];
-  const codes: ProblemCode[] = [];
+  const codes: ProblemCode[] = [...(operation["x-problems"] ?? [])];
   const parameters = operation.parameters ?? [];
   if (operation.requestBody || parameters.some((p) => p.in === "query" || p.in === "path")) {
     codes.push("validation_failed");
@@ -128,8 +130,7 @@ export function problemCodesOf(operation: DocumentedOperation, tags: readonly st
     case "key":
       if (access.scope) codes.push("missing_scope");
       if (access.memberSessions) codes.push("not_a_member", "organization_mismatch", "organization_required");
-      if (access.orgTypes)
-        codes.push(access.orgTypes.includes("content_owner") ? "content_owner_only" : "platform_key_required");
+      if (access.orgTypes) codes.push(orgTypeRefusalCode(access.orgTypes));
       break;
     case "session":
       codes.push("session_required");
@@ -140,6 +141,7 @@ export function problemCodesOf(operation: DocumentedOperation, tags: readonly st
       if (access.need !== "manage" && !access.sessionOnly) codes.push("missing_scope");
       if (access.need === "manage" || access.sessionOnly) codes.push("session_required");
       if (access.need !== "read") codes.push("role_required");
+      if (access.orgTypes) codes.push(orgTypeRefusalCode(access.orgTypes));
       break;
     case "partner":
       codes.push("missing_scope", "partner_not_enabled");
@@ -177,16 +179,23 @@ export function documentOperation(operation: DocumentedOperation, tags: readonly
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   operation.responses ??= {};
-  if ((operation.parameters ?? []).some((p) => p.in === "path")) {
-    operation.responses["404"] ??= {
-      description: "The resource named in the path does not exist, or is not the caller's (its `…_not_found` code)",
-      content: problemContent,
-    };
-  }
   for (const [status, codes] of byStatus) {
     operation.responses[String(status)] ??= {
       description: codes.map((code) => `\`${code}\`: ${problemCodes[code].meaning}`).join("; "),
       content: problemContent,
     };
   }
+  if ((operation.parameters ?? []).some((p) => p.in === "path")) {
+    operation.responses["404"] ??= {
+      description: "The resource named in the path does not exist, or is not the caller's (its `…_not_found` code)",
+      content: problemContent,
+    };
+  }
 }
+
+/**
+ * The problems of a route's own logic, which its access and parameters do not
+ * say, for its OpenAPI detail: `detail: { summary, ...ownProblems("delegation_exists") }`.
+ * Each is then listed under its status.
+ */
+export const ownProblems = (...codes: ProblemCode[]) => ({ "x-problems": codes });

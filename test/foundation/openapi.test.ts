@@ -88,6 +88,38 @@ test("every operation says who may call it, shows examples of its body and its a
   expect(ingest.requestBody.content["application/json"].example.events[0].type).toBe("content_retrieved");
 });
 
+test("the statuses the interface names for an operation are declared, each with its codes", async () => {
+  const doc = await call("GET", "/openapi/json");
+  const codesOf = (method: string, path: string, status: string) =>
+    // The description lists "`code`: meaning" per code, separated by "; ".
+    [...(doc.body.paths[path][method].responses[status]?.description ?? "").matchAll(/(?:^|; )(`[a-z_]+`):/g)].map(
+      (match) => match[1],
+    );
+  const identity = "/api/v1/identity";
+  // interface-spec.md, Endpoints: the delegation flows' 404, 409 and 410; webhooks' limit.
+  expect(codesOf("post", `${identity}/delegation-requests`, "404")).toContain("`verified_domain_not_found`");
+  expect(codesOf("post", `${identity}/delegation-requests`, "409")).toEqual([
+    "`delegation_exists`",
+    "`delegation_request_pending`",
+  ]);
+  expect(codesOf("post", `${identity}/delegation-requests/{id}/approve`, "409")).toEqual([
+    "`delegation_request_resolved`",
+    "`delegation_request_stale`",
+  ]);
+  expect(codesOf("post", `${identity}/delegation-requests/{id}/approve`, "410")).toEqual([
+    "`delegation_request_expired`",
+  ]);
+  expect(codesOf("post", `${identity}/delegation-requests/{id}/deny`, "410")).toEqual(["`delegation_request_expired`"]);
+  expect(codesOf("post", `${identity}/delegations`, "409")).toEqual(["`delegation_exists`"]);
+  expect(codesOf("post", `${identity}/delegations`, "404")).toEqual(["`organization_not_found`"]);
+  expect(codesOf("post", `${identity}/domains/{domain}/verify`, "409")).toEqual(["`domain_taken`"]);
+  expect(codesOf("post", `${identity}/webhooks`, "409")).toEqual(["`webhook_limit_reached`"]);
+  // A route for one organisation type names the refusal its other types get.
+  expect(codesOf("post", `${identity}/delegation-requests/{id}/approve`, "403")).toContain("`content_owner_only`");
+  expect(codesOf("post", `${identity}/delegation-requests`, "403")).toContain("`platform_key_required`");
+  expect(codesOf("post", `${identity}/domains`, "403")).toContain("`content_owner_only`");
+});
+
 test("every operation documents its success answer", async () => {
   const doc = await call("GET", "/openapi/json");
   const silent: string[] = [];

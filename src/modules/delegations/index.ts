@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent } from "../../http/bodiless-answers.ts";
+import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf } from "../../http/paging.ts";
 import {
   BulkBody,
@@ -77,6 +78,7 @@ export const delegationsModule = (ctx: AppContext) =>
             "Grant a delegation to a platform or agent organisation (content owner: owner/admin, or identity:write key)",
           description:
             'scopes omitted: ["telemetry:read"], the only delegable scope. 404 organization_not_found for an unknown grantee, 422 invalid_grantee for a content owner, 409 delegation_exists when the pair already has an active delegation. A request of the pair still pending is resolved as approved. Writes delegation.created for both organisations.',
+          ...ownProblems("organization_not_found", "invalid_grantee", "delegation_exists"),
         },
       },
     )
@@ -122,6 +124,12 @@ export const delegationsModule = (ctx: AppContext) =>
         response: { 201: DelegationRequestRecord },
         detail: {
           summary: "Ask the content owner that verified a domain for a delegation (platform or agent organisation)",
+          ...ownProblems(
+            "verified_domain_not_found",
+            "delegation_exists",
+            "delegation_request_pending",
+            "invalid_domain",
+          ),
           description:
             "404 verified_domain_not_found when no organisation has verified the domain or a parent of it; 409 delegation_exists or delegation_request_pending when the pair already has either. The request stays pending for 30 days; delegation_request.created goes to the grantor.",
         },
@@ -182,6 +190,7 @@ export const delegationsModule = (ctx: AppContext) =>
         response: { 201: DelegationRecord },
         detail: {
           summary: "Approve a delegation request (its grantor only): 201 with the delegation",
+          ...ownProblems("delegation_request_resolved", "delegation_request_stale", "delegation_request_expired"),
           description:
             "409 delegation_request_resolved when it was already approved or denied, 409 delegation_request_stale when the request's domain no longer resolves to the caller (the most specific verified domain covering it was removed or is another organisation's), 410 delegation_request_expired 30 days after it was filed. A request addressed to another organisation is 404. Writes delegation.created for both organisations.",
         },
@@ -203,6 +212,7 @@ export const delegationsModule = (ctx: AppContext) =>
         params: IdParams,
         detail: {
           summary: "Deny a delegation request (its grantor only): 204",
+          ...ownProblems("delegation_request_resolved", "delegation_request_expired"),
           description:
             "409 delegation_request_resolved when it was already approved or denied, 410 delegation_request_expired once expired, 404 for a request addressed to another organisation.",
           responses: noContent("denied"),

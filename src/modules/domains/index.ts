@@ -4,6 +4,7 @@ import { normalizeDomain, withDomainInput } from "../../core/hosts.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent } from "../../http/bodiless-answers.ts";
+import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { recordAudit } from "../audit/service.ts";
 import { checkManifestClaim } from "../manifests/service.ts";
@@ -39,6 +40,7 @@ export const domainsModule = (ctx: AppContext) =>
         response: { 201: DomainRecord },
         detail: {
           summary: "Register a domain (registered, not verified; repeating it answers the same record)",
+          ...ownProblems("invalid_domain"),
           description:
             "Owner/admin session or identity:write key of a content owner. IPs, localhost and public suffixes are refused (400 invalid_domain).",
         },
@@ -108,6 +110,7 @@ export const domainsModule = (ctx: AppContext) =>
         response: DomainRecord,
         detail: {
           summary: "Verify a registered domain by its DNS TXT record, HTTPS file or participant manifest",
+          ...ownProblems("verification_failed", "domain_taken"),
           description:
             "422 verification_failed says what was missing; 409 domain_taken when another organisation holds the domain verified. A verified domain covers its subdomains.",
         },

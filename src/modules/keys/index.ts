@@ -4,6 +4,7 @@ import { invalid, problem } from "../../core/problem.ts";
 import { effectiveScopes, type Scope, UnknownScopeError } from "../../core/scopes.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { requireObjectBody } from "../../http/object-body.ts";
+import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { CreatedKey, CreateKey, KeyRecord } from "./model.ts";
 import { countApiKeys, createApiKeyAs, listApiKeys, revokeApiKeyAs } from "./service.ts";
@@ -48,6 +49,7 @@ export const keysModule = (ctx: AppContext) =>
         response: { 201: CreatedKey },
         detail: {
           summary: "Mint an API key (owner/admin session, or a key with identity:write for its own organisation)",
+          ...ownProblems("unknown_scope", "scope_escalation"),
           description: "The raw key is in this response only; only its hash is stored.",
         },
       },

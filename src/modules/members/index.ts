@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { auditActorOf } from "../../core/caller.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent } from "../../http/bodiless-answers.ts";
+import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import {
   ClaimResult,
@@ -58,6 +59,7 @@ export const membersModule = (ctx: AppContext) =>
       detail: {
         summary:
           "Change a member's role (owner/admin session; only owners make or unmake owners; the last owner stays)",
+        ...ownProblems("owner_role_required", "last_owner"),
       },
     })
     .delete(
@@ -72,6 +74,7 @@ export const membersModule = (ctx: AppContext) =>
         params: UserParams,
         detail: {
           summary: "Remove a member, or leave (any member may remove themselves; the last owner cannot)",
+          ...ownProblems("owner_role_required", "last_owner"),
           responses: noContent("removed"),
         },
       },
@@ -90,6 +93,7 @@ export const membersModule = (ctx: AppContext) =>
         response: { 201: InviteRecord },
         detail: {
           summary: "Invite an e-mail address (owner/admin session; role defaults to member; 14 days to claim)",
+          ...ownProblems("owner_role_required", "invite_exists"),
         },
       },
     )
@@ -117,6 +121,7 @@ export const membersModule = (ctx: AppContext) =>
         params: InviteParams,
         detail: {
           summary: "Revoke an open invitation (owner/admin session; an owner's invitation, an owner only)",
+          ...ownProblems("owner_role_required"),
           responses: noContent("revoked"),
         },
       },
@@ -151,6 +156,7 @@ export const membersModule = (ctx: AppContext) =>
         response: ClaimResult,
         detail: {
           summary: "Claim an invitation addressed to the signed-in user's e-mail; records invite.claimed",
+          ...ownProblems("invite_claimed", "invite_expired"),
           description:
             "404 invite_not_found for an invitation addressed to another address (as for none at all), 409 invite_claimed, 410 invite_expired, 403 organization_suspended while the organisation is suspended (the invitation stays open).",
         },

@@ -4,6 +4,7 @@ import { auditActorOf } from "../../core/caller.ts";
 import { withDomainInput } from "../../core/hosts.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { domainOnWire } from "../domains/model.ts";
 import { listDomains } from "../domains/service.ts";
@@ -68,6 +69,7 @@ export const organizationsModule = (ctx: AppContext) =>
         response: { 201: CreatedOrganization },
         detail: {
           summary: "Create a content-owner organisation (self-serve; platform and agent go through access requests)",
+          ...ownProblems("access_request_required", "invalid_domain"),
           description:
             "The caller becomes its owner; the domain is registered, not verified. org_type platform or agent answers 403 `access_request_required` with `access_request_endpoint`.",
         },

@@ -4,6 +4,7 @@ import { auditActorOf } from "../../core/caller.ts";
 import { withDomainInput } from "../../core/hosts.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent } from "../../http/bodiless-answers.ts";
+import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { DomainRecord, domainOnWire } from "../domains/model.ts";
 import { mailInvite } from "../members/service.ts";
@@ -49,6 +50,7 @@ export const partnersModule = (ctx: AppContext) =>
         response: TrustedPartnerRecord,
         detail: {
           summary: "Enable a platform organisation as a trusted partner (operator admin; idempotent)",
+          ...ownProblems("not_a_platform"),
         },
       },
     )
@@ -86,6 +88,7 @@ export const partnersModule = (ctx: AppContext) =>
         response: { 201: Provisioned },
         detail: {
           summary: "Provision a content owner with attested (verified) domains and an owner invitation",
+          ...ownProblems("domain_taken"),
           description:
             "Key with partner:provision and identity:write of an enabled trusted partner. 409 domain_taken when another organisation holds a domain, or a subdomain of one, verified (a verified domain covers its subdomains); nothing is created then.",
         },
@@ -124,6 +127,7 @@ export const partnersModule = (ctx: AppContext) =>
         response: DomainRecord,
         detail: {
           summary: "Upgrade a registered domain to verified on an owner this partner provisioned (nobody else's)",
+          ...ownProblems("not_provisioned_by_you", "domain_not_found", "domain_taken"),
           description:
             "403 not_provisioned_by_you for an organisation this partner did not provision, or none; 404 domain_not_found when the owner has not registered the domain; 409 domain_taken when another organisation holds it, or a subdomain of it, verified.",
         },

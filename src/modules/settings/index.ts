@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { invalid } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { ownProblems } from "../../http/openapi-examples.ts";
 import { recordAudit } from "../audit/service.ts";
 import { SettingsPatch, SettingsRecord } from "./model.ts";
 import { flagAppliesTo, getSettings, type SettingFlag, updateSettings } from "./service.ts";
@@ -53,6 +54,7 @@ export const settingsModule = (ctx: AppContext) =>
         response: SettingsRecord,
         detail: {
           summary: "Set click-token flags (owner/admin session, or identity:write key); answers the full settings",
+          ...ownProblems("setting_not_applicable"),
           description:
             "share_sessions_via_click_tokens applies to agent and platform organisations, visible_in_click_token_lookups to content owners; a flag that does not apply is 422 `setting_not_applicable`.",
         },

@@ -2,6 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent } from "../../http/bodiless-answers.ts";
+import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import {
   CreatedWebhook,
@@ -70,6 +71,7 @@ export const webhooksModule = (ctx: AppContext) =>
         response: { 201: CreatedWebhook },
         detail: {
           summary: "Create a webhook endpoint (identity:write key, or an owner's or admin's session)",
+          ...ownProblems("invalid_webhook_url", "unknown_event_type", "webhook_limit_reached"),
           description:
             "201 with the signing secret, shown in this response only. 400 invalid_webhook_url or unknown_event_type (naming the field, nothing stored); 409 webhook_limit_reached past 10 active endpoints.",
         },
@@ -120,6 +122,7 @@ export const webhooksModule = (ctx: AppContext) =>
         response: WebhookRecord,
         detail: {
           summary: "Re-enable an endpoint disabled for failing",
+          ...ownProblems("webhook_deleted", "webhook_limit_reached"),
           description: "A deleted endpoint stays deleted (409 webhook_deleted); the 10-endpoint limit applies.",
         },
       },
@@ -143,6 +146,7 @@ export const webhooksModule = (ctx: AppContext) =>
         response: CreatedWebhook,
         detail: {
           summary: "Rotate the signing secret; the new one is in this response only",
+          ...ownProblems("webhook_deleted"),
           description:
             "The previous secret keeps signing beside the new one until previous_secret_expires_at (WEBHOOK_SECRET_OVERLAP_HOURS, 24 by default): X-Svc-Signature carries the new secret's signature and X-Svc-Signature-Previous the old one's.",
         },
@@ -161,6 +165,7 @@ export const webhooksModule = (ctx: AppContext) =>
         response: { 202: DeliveryRecord },
         detail: {
           summary: "Send a `ping` test event to this endpoint: 202 with the queued delivery",
+          ...ownProblems("webhook_deleted", "webhook_disabled"),
           description: "Sent by the next sweep (within seconds), signed like any delivery; its log shows the outcome.",
         },
       },
@@ -211,6 +216,7 @@ export const webhooksModule = (ctx: AppContext) =>
         response: { 202: DeliveryRecord },
         detail: {
           summary: "Send a delivery again (same X-Svc-Delivery-Id): 202, sent by the next sweep",
+          ...ownProblems("delivery_in_flight", "webhook_deleted", "webhook_disabled"),
           description:
             "A delivered, dead or dropped delivery starts a new cycle of up to 8 attempts; a pending one becomes due now. 409 delivery_in_flight while it is being sent (also after its endpoint was disabled and enabled meanwhile).",
         },
