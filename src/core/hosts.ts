@@ -1,4 +1,4 @@
-import { getPublicSuffix } from "tldts";
+import { getDomain, getPublicSuffix } from "tldts";
 import { invalid } from "./problem.ts";
 
 /** Why a host cannot be registered as a content owner's domain. */
@@ -61,6 +61,21 @@ export function hostOfUrl(url: string): string | null {
 /** True when `host` is `domain` or one of its subdomains. */
 export function isWithinDomain(host: string, domain: string): boolean {
   return host === domain || host.endsWith(`.${domain}`);
+}
+
+/** The host and each parent domain of it, longest first: a verified domain covers its subdomains. */
+export function domainAndParents(host: string): string[] {
+  const labels = host.split(".");
+  return labels.slice(0, -1).map((_, i) => labels.slice(i).join("."));
+}
+
+/**
+ * The registrable domain a canonical domain belongs to (`example.co.uk` for
+ * `news.example.co.uk`): a domain and all its parents and subdomains that anyone
+ * can hold share it.
+ */
+export function domainFamily(domain: string): string {
+  return getDomain(domain, { allowPrivateDomains: true }) ?? domain;
 }
 
 /** Runs `fn`, turning a refused host name into a 400 naming the body field it came from. */

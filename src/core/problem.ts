@@ -74,7 +74,10 @@ export const problemCodes = {
   delivery_not_found: { status: 404, meaning: "the webhook endpoint has no such delivery" },
   method_not_allowed: { status: 405, meaning: "the path answers other methods (`Allow`)" },
   conflict: { status: 409, meaning: "a record with the same identity already exists" },
-  domain_taken: { status: 409, meaning: "another organisation holds the domain verified" },
+  domain_taken: {
+    status: 409,
+    meaning: "another organisation holds the domain verified (for an attestation: or a parent or subdomain of it)",
+  },
   last_owner: { status: 409, meaning: "the last owner can be neither demoted nor removed" },
   invite_exists: { status: 409, meaning: "the address already has an open invitation" },
   invite_claimed: { status: 409, meaning: "the invitation was already claimed" },

@@ -5,5 +5,5 @@
  * as the mailer does with sign-in links.
  */
 export function loggedPath(path: string): string {
-  return path.replace(/(^|\/)ctx\/([^/]{1,8})[^/]*/, "$1ctx/$2…[redacted]");
+  return path.replace(/^(\/+ctx\/[^/]{8})[^/]+/i, "$1…[redacted]");
 }

@@ -93,6 +93,39 @@ describe("concurrent changes", () => {
     }
   }, 60_000);
 
+  test("one domain attested on two owners at once: one is verified, the other 409 domain_taken", async () => {
+    const { ctx } = await testRuntime();
+    const partner = await createTestOrg({ type: "platform" });
+    const operator = await signInOperatorAdmin();
+    await callIdentity("PUT", `${base}/admin/trusted-partners/${partner.id}`, { session: operator.session });
+    const key = await partner.keyWith(["partner:provision", "identity:write", "identity:read"]);
+    const provisioned = async () =>
+      (
+        await callIdentity("POST", `${base}/partner/organizations`, {
+          key,
+          body: { name: "Attested News", domains: [uniqueDomain()], owner_email: uniqueEmail("owner") },
+        })
+      ).body.organization.id as string;
+    const owners = [await provisioned(), await provisioned()];
+    for (let round = 0; round < rounds; round++) {
+      // A domain and a parent of it, each registered on both owners.
+      const parent = uniqueDomain();
+      for (const domain of [parent, `news.${parent}`]) {
+        for (const orgId of owners) await ctx.sql`INSERT INTO domains (org_id, domain) VALUES (${orgId}, ${domain})`;
+      }
+      const attest = (orgId: string, domain: string) =>
+        callIdentity("POST", `${base}/partner/organizations/${orgId}/domains/${domain}/attest`, { key });
+      const same = await Promise.all(owners.map((orgId) => attest(orgId, `news.${parent}`)));
+      expect(same.map((answer) => [answer.status, answer.body.code]).sort()).toEqual([
+        [200, undefined],
+        [409, "domain_taken"],
+      ]);
+      // The parent, on the owner that lost the subdomain: it would cover the other's.
+      const loser = owners[same.findIndex((answer) => answer.status === 409)] as string;
+      expect((await attest(loser, parent)).status).toBe(409);
+    }
+  }, 60_000);
+
   test("a domain registered, verified or a key revoked several times at once is recorded once", async () => {
     const { ctx } = await testRuntime();
     const org = await createTestOrg({ verified: false });

@@ -145,6 +145,21 @@ describe("partner provisioning", () => {
     expect(provisioned.status).toBe(201);
   });
 
+  test("a subdomain of a domain someone else verified is 409: it would take over its resolution", async () => {
+    const partner = await enabledPartner();
+    const holder = await createTestOrg();
+    const refused = await callIdentity("POST", `${base}/partner/organizations`, {
+      key: partner.key,
+      body: provisionBody([`news.${holder.domain}`]),
+    });
+    expect([refused.status, refused.body.code, refused.body.detail]).toEqual([
+      409,
+      "domain_taken",
+      `news.${holder.domain} lies under ${holder.domain}, which another organisation has verified`,
+    ]);
+    expect((await callIdentity("GET", `/resolve?domain=news.${holder.domain}`)).body.organization.id).toBe(holder.id);
+  });
+
   test("needs an enabled platform partner key with partner:provision and identity:write", async () => {
     const partner = await enabledPartner();
     const body = provisionBody();

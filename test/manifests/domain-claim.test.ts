@@ -123,8 +123,21 @@ describe("verifying a domain through the participant manifest", () => {
         "manifest_unusable",
         `domains may appear only on a manifest served at the domain root, https://${domain}${manifestPath} (8.6)`,
       ]);
-      expect((await verify(admin, domain, await key.sign(challenge))).status).toBe(422);
     }
+    // Registered there without domains, which is allowed, then served with them:
+    // the verification's own fetch refuses it.
+    const url = `https://${domain}:8443${manifestPath}`;
+    publishFile(domain, manifestPath, { body: JSON.stringify(manifestFor(domain, { id: url, keys: [key.entry] })) });
+    const put = await callIdentity("PUT", "/api/v1/identity/manifest", { key: admin, body: { url } });
+    expect(put.status).toBe(200);
+    publishFile(domain, manifestPath, {
+      body: JSON.stringify(manifestFor(domain, { id: url, keys: [key.entry], domains: [domain] })),
+    });
+    const res = await verify(admin, domain, await key.sign(challenge));
+    expect([res.status, res.body.detail]).toEqual([
+      422,
+      `the manifest at ${url} is invalid: domains may appear only on a manifest served at the domain root, https://${domain}${manifestPath} (8.6)`,
+    ]);
   });
 
   test("a manifest served by another host cannot verify the domain", async () => {

@@ -91,7 +91,7 @@ export async function reviewAccessRequest(
     let approvedOrgId: string | null = null;
     if (input.decision === "approved") {
       const org = await createOrganization(tx, { name: request.org_name, orgType: request.org_type });
-      // As every other way an organisation comes to be: its first audit entry.
+      // As at self-serve sign-up and in the CLI: the new organisation's first audit entry.
       await recordOrganizationCreated(tx, org, null, input.reviewer);
       await addMember(tx, org.id, request.user_id, "owner");
       approvedOrgId = org.id;

@@ -1,6 +1,6 @@
 import postgres from "postgres";
 import type { AuditActor } from "../../core/caller.ts";
-import { normalizeDomain } from "../../core/hosts.ts";
+import { domainFamily, normalizeDomain } from "../../core/hosts.ts";
 import type { Queryable, Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 
@@ -55,6 +55,7 @@ export async function verifyDomain(
   method: VerificationMethod,
 ): Promise<Domain | undefined> {
   const domain = normalizeDomain(input);
+  await lockDomainFamilies(sql, [domain]);
   try {
     const [row] = await sql<Domain[]>`
       UPDATE domains
@@ -67,6 +68,19 @@ export async function verifyDomain(
       throw new DomainConflictError(`${domain} is already verified by another organisation`);
     }
     throw error;
+  }
+}
+
+/**
+ * Serialises verifications within each registrable domain (domainFamily) until
+ * the caller's transaction ends, so that a decision on what other organisations
+ * hold above or below a domain still holds when it commits. Families are locked
+ * in name order, so transactions verifying several wait for each other instead
+ * of deadlocking; taking one again in the same transaction is free.
+ */
+export async function lockDomainFamilies(sql: Queryable, domains: readonly string[]): Promise<void> {
+  for (const family of [...new Set(domains.map(domainFamily))].sort()) {
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`domain-family:${family}`}, 0))`;
   }
 }
 

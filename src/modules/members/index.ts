@@ -156,7 +156,7 @@ export const membersModule = (ctx: AppContext) =>
         response: ClaimResult,
         detail: {
           summary: "Claim an invitation addressed to the signed-in user's e-mail; records invite.claimed",
-          ...ownProblems("invite_claimed", "invite_expired"),
+          ...ownProblems("invite_claimed", "invite_expired", "organization_suspended"),
           description:
             "404 invite_not_found for an invitation addressed to another address (as for none at all), 409 invite_claimed, 410 invite_expired, 403 organization_suspended while the organisation is suspended (the invitation stays open).",
         },

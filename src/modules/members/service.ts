@@ -237,7 +237,9 @@ export async function revokeInvite(sql: Sql, access: OrgAccess, inviteId: string
     assertManages(actor);
     if (!invite) throw problem("invite_not_found", "this organisation has no such open invitation");
     // An owner's invitation is an owner in the making: only an owner may undo it, as only one may make it.
-    assertMayChange(actor.role, invite.role);
+    if (invite.role === "owner" && actor.role !== "owner") {
+      throw problem("owner_role_required", "only an owner may revoke an owner's invitation");
+    }
     await tx`UPDATE invites SET revoked_at = now() WHERE id = ${invite.id}::uuid`;
     await recordAudit(tx, {
       actor: input.actor,

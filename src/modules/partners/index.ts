@@ -90,7 +90,7 @@ export const partnersModule = (ctx: AppContext) =>
           summary: "Provision a content owner with attested (verified) domains and an owner invitation",
           ...ownProblems("domain_taken"),
           description:
-            "Key with partner:provision and identity:write of an enabled trusted partner. 409 domain_taken when another organisation holds a domain, or a subdomain of one, verified (a verified domain covers its subdomains); nothing is created then.",
+            "Key with partner:provision and identity:write of an enabled trusted partner. 409 domain_taken when another organisation holds a domain, or a parent or subdomain of one, verified (a verified domain covers its subdomains, and the most specific answers /resolve); nothing is created then.",
         },
       },
     )
@@ -129,7 +129,7 @@ export const partnersModule = (ctx: AppContext) =>
           summary: "Upgrade a registered domain to verified on an owner this partner provisioned (nobody else's)",
           ...ownProblems("not_provisioned_by_you", "domain_not_found", "domain_taken"),
           description:
-            "403 not_provisioned_by_you for an organisation this partner did not provision, or none; 404 domain_not_found when the owner has not registered the domain; 409 domain_taken when another organisation holds it, or a subdomain of it, verified.",
+            "403 not_provisioned_by_you for an organisation this partner did not provision, or none; 404 domain_not_found when the owner has not registered the domain; 409 domain_taken when another organisation holds it, or a parent or subdomain of it, verified.",
         },
       },
     );

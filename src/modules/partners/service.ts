@@ -1,9 +1,9 @@
 import type { AuditActor, Principal } from "../../core/caller.ts";
-import { normalizeDomain } from "../../core/hosts.ts";
+import { domainAndParents, isWithinDomain, normalizeDomain } from "../../core/hosts.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import type { Queryable, Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
-import { type Domain, DomainConflictError, findDomain, registerDomain, verifyDomain } from "../domains/service.ts";
+import { type Domain, findDomain, lockDomainFamilies, registerDomain, verifyDomain } from "../domains/service.ts";
 import { createInvite, type Invite } from "../members/service.ts";
 import { createOrganization, findOrganization, type Organization } from "../organizations/service.ts";
 
@@ -100,14 +100,13 @@ export async function provisionContentOwner(
   return sql.begin(async (tx) => {
     const org = await createOrganization(tx, { name: input.name, orgType: "content_owner" });
     await tx`UPDATE organizations SET provisioned_by = ${input.partnerOrgId}::uuid WHERE id = ${org.id}`;
-    // Verified in one order whatever the caller's, so that two provisionings of
-    // the same domains wait for each other instead of deadlocking.
-    const verified = new Map<string, Domain>();
-    for (const name of names.toSorted()) {
+    // Every family at once, in one order: two provisionings wait for each other instead of deadlocking.
+    await lockDomainFamilies(tx, names);
+    const domains: Domain[] = [];
+    for (const name of names) {
       await registerDomain(tx, org.id, name);
-      verified.set(name, (await attest(tx, org.id, name)) as Domain);
+      domains.push((await attest(tx, org.id, name)) as Domain);
     }
-    const domains = names.map((name) => verified.get(name) as Domain);
     const invite = await createInvite(tx, {
       orgId: org.id,
       email: input.ownerEmail,
@@ -130,35 +129,33 @@ export async function provisionContentOwner(
 }
 
 /**
- * Verifies a domain on a partner's word, which proves nothing about any part of
- * it that another organisation has proved: a verified domain covers its
- * subdomains, so attesting the parent of another owner's verified domain would
- * hand that owner's telemetry to this one (409 domain_taken). The other
- * organisations' rows under it are locked, so a verification of one of them
- * racing this either commits first and is seen, or waits and comes after, where
- * it verifies a subdomain of a domain held already, as any owner may.
+ * Verifies a domain on a partner's word, which proves nothing about a part of a
+ * domain another organisation has proved (409 domain_taken): a verified domain
+ * covers its subdomains, so attesting a parent of another owner's verified
+ * domain would hand it that owner's telemetry, and attesting a subdomain of one
+ * would take over its resolution. The family lock keeps the answer true until
+ * the attestation commits.
  */
 async function attest(sql: Queryable, orgId: string, domain: string): Promise<Domain | undefined> {
-  const others = await sql<{ domain: string; state: string }[]>`
-    SELECT domain, state FROM domains
-    WHERE org_id <> ${orgId}::uuid AND (domain = ${domain} OR right(domain, ${domain.length + 1}) = ${`.${domain}`})
-    ORDER BY domain, org_id
-    FOR SHARE`;
-  const taken = others.find((other) => other.state === "verified");
-  if (taken) {
-    throw problem(
-      "domain_taken",
-      taken.domain === domain
-        ? `${domain} is already verified by another organisation`
-        : `${taken.domain} is verified by another organisation, and ${domain} would cover it`,
-    );
-  }
-  try {
-    return await verifyDomain(sql, orgId, domain, "partner_attestation");
-  } catch (error) {
-    if (error instanceof DomainConflictError) throw problem("domain_taken", error.message);
-    throw error;
-  }
+  await lockDomainFamilies(sql, [domain]);
+  // Subdomains of d are the reversed names in ['.d' reversed, '/d' reversed): one index range (sql/078).
+  const reversed = [...domain].reverse().join("");
+  const [held] = await sql<{ domain: string }[]>`
+    SELECT domain FROM domains
+    WHERE state = 'verified' AND org_id <> ${orgId}::uuid
+      AND (domain IN ${sql(domainAndParents(domain))}
+           OR (reverse(domain) COLLATE "C" >= ${`${reversed}.`} COLLATE "C"
+               AND reverse(domain) COLLATE "C" < ${`${reversed}/`} COLLATE "C"))
+    ORDER BY char_length(domain), domain
+    LIMIT 1`;
+  if (held) throw problem("domain_taken", takenBecause(domain, held.domain));
+  return verifyDomain(sql, orgId, domain, "partner_attestation");
+}
+
+function takenBecause(domain: string, held: string): string {
+  if (held === domain) return `${domain} is already verified by another organisation`;
+  if (isWithinDomain(domain, held)) return `${domain} lies under ${held}, which another organisation has verified`;
+  return `${held} is verified by another organisation, and ${domain} would cover it`;
 }
 
 export async function listProvisioned(

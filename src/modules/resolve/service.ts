@@ -1,15 +1,10 @@
+import { domainAndParents } from "../../core/hosts.ts";
 import type { Queryable } from "../../db/sql.ts";
 
 export interface Resolution {
   domain: string;
   handled: boolean;
   organization: { id: string; name: string } | null;
-}
-
-/** The host and each parent domain of it, longest first: a verified domain covers its subdomains. */
-function domainAndParents(host: string): string[] {
-  const labels = host.split(".");
-  return labels.slice(0, -1).map((_, i) => labels.slice(i).join("."));
 }
 
 /**
