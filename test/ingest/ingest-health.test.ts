@@ -97,6 +97,39 @@ describe("ingest health", () => {
     expect(seen.body.refusals[0].detail).toBe("refusal 1-24");
   });
 
+  test("past the cap for all, the organisation holding most gives up its oldest: a quiet one keeps its refusal", async () => {
+    const { ctx } = await testRuntime();
+    const instance = new IngestHealth(ctx.sql, ctx.log);
+    const quiet = await createTestOrg({ type: "platform" });
+    instance.refused(refusalOf(quiet.id, "the quiet one", 1));
+    // 21 organisations at their own cap of 10: 211 refusals for a cap of 200.
+    const loud = await Promise.all(Array.from({ length: 21 }, () => createTestOrg({ type: "platform" })));
+    for (const org of loud) for (let n = 0; n < 10; n++) instance.refused(refusalOf(org.id, `loud ${n}`, 1));
+    await instance.flush();
+    expect((await health(quiet.key)).body.refusals.map((r: { detail: string }) => r.detail)).toEqual(["the quiet one"]);
+    const kept = await Promise.all(loud.map(async (org) => (await health(org.key)).body.refusals.length));
+    expect(kept.reduce((sum, n) => sum + n, 0)).toBe(199);
+    expect(Math.min(...kept)).toBeGreaterThanOrEqual(9);
+  });
+
+  test("a refused single-event document counts its one event", async () => {
+    const { ctx } = await testRuntime();
+    const owner = await createTestOrg();
+    const refused = await call("POST", "/events", {
+      key: owner.key,
+      body: {
+        document_type: "event",
+        schema_version: "1.0",
+        event: validEvents.retrieved(owner.domain as string, { source_role: "moon" }),
+      },
+    });
+    expect(refused.status).toBe(400);
+    await ctx.ingestHealth.flush();
+    const seen = await health(owner.key);
+    expect(seen.body.hours[0]).toMatchObject({ refused_requests: 1, refused_events: 1 });
+    expect(seen.body.refusals[0].events).toBe(1);
+  });
+
   test("a refusal quoting NUL characters and lone surrogates is stored cleaned, and blocks nothing after it", async () => {
     const { ctx } = await testRuntime();
     const org = await createTestOrg({ type: "platform" });

@@ -83,6 +83,33 @@ describe("export", () => {
     expect(agentRows).toEqual(rows);
   });
 
+  test("CSV text that starts like a formula gets a leading ' so spreadsheets show it as text; NDJSON keeps it", async () => {
+    const { ctx } = await testRuntime();
+    const owner = await createTestOrg();
+    const reporter = await createTestOrg({ type: "platform" });
+    const start = Date.UTC(2026, 6, 1);
+    const agents = ["=1+1", "+SUM(A1)", "-2+3", "@cmd", "\tx", "\rx", "plain=", "x-1"];
+    await insertEvents(
+      ctx.sql,
+      agents.map((agent, i) => ({
+        event_time: new Date(start + i * 1000),
+        org_id: reporter.id,
+        content_url: `https://${owner.domain}/f`,
+        agent_id: agent,
+      })),
+    );
+    const range = `since=${new Date(start).toISOString()}&until=${new Date(start + 60_000).toISOString()}`;
+    const csv = await download(`/content-owners/export?${range}&format=csv`, owner.key);
+    const agentColumn = csv.text
+      .split("\r\n")
+      .slice(1, -1)
+      .map((row) => row.split(",").at(-2));
+    expect(agentColumn).toEqual(["'=1+1", "'+SUM(A1)", "'-2+3", "'@cmd", "'\tx", `"'\rx"`, "plain=", "x-1"]);
+    const ndjson = await download(`/content-owners/export?${range}&format=ndjson`, owner.key);
+    const lines = ndjson.text.trimEnd().split("\n");
+    expect(lines.map((line) => JSON.parse(line).agent_id)).toEqual(agents);
+  });
+
   test("a query the database refuses is a problem response, not a 200 cut off mid-stream", async () => {
     const platform = await createTestOrg({ type: "platform" });
     for (const format of ["ndjson", "csv"]) {

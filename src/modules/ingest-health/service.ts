@@ -21,6 +21,9 @@ export interface Refusal {
   requestId: string | undefined;
 }
 
+/** A refusal as the process keeps it until its flush: with when it was answered. */
+type KeptRefusal = Refusal & { at: Date };
+
 interface HourCounts {
   orgId: string;
   hourMs: number;
@@ -37,7 +40,7 @@ interface HourCounts {
  */
 export class IngestHealth {
   #hours = new Map<string, HourCounts>();
-  #refusals: (Refusal & { at: Date })[] = [];
+  #refusals: KeptRefusal[] = [];
   #timer: ReturnType<typeof setInterval> | undefined;
   /** Never, at first: a process restarted more often than hourly still purges. */
   #lastPurge = 0;
@@ -70,16 +73,28 @@ export class IngestHealth {
   }
 
   /** Keeps a refusal, newest last; under a flood, the newest few per organisation and in all. */
-  #keep(refusal: Refusal & { at: Date }): void {
+  #keep(refusal: KeptRefusal): void {
     const ofOrg = this.#refusals.filter((kept) => kept.orgId === refusal.orgId);
     const dropped =
       ofOrg.length >= maxRefusalsPerOrg
         ? ofOrg[0]
         : this.#refusals.length >= maxRefusals
-          ? this.#refusals[0]
+          ? this.#oldestOfBusiest()
           : undefined;
     if (dropped) this.#refusals.splice(this.#refusals.indexOf(dropped), 1);
     this.#refusals.push(refusal);
+  }
+
+  /**
+   * Past the cap for all, the organisation holding the most refusals gives up its
+   * oldest: one that sends many cannot push another's few out of its own view.
+   */
+  #oldestOfBusiest(): KeptRefusal | undefined {
+    const held = new Map<string, KeptRefusal[]>();
+    for (const kept of this.#refusals) held.set(kept.orgId, [...(held.get(kept.orgId) ?? []), kept]);
+    let busiest: KeptRefusal[] = [];
+    for (const refusals of held.values()) if (refusals.length > busiest.length) busiest = refusals;
+    return busiest[0];
   }
 
   #countsOf(orgId: string, at: number): HourCounts {
@@ -169,7 +184,7 @@ async function writeHours(sql: Queryable, hours: HourCounts[]) {
   }
 }
 
-async function writeRefusals(sql: Queryable, refusals: (Refusal & { at: Date })[]) {
+async function writeRefusals(sql: Queryable, refusals: KeptRefusal[]) {
   if (refusals.length > 0) {
     await sql`
       INSERT INTO ingest_refusals (org_id, received_at, path, status, code, detail, errors, events, request_id)
@@ -202,7 +217,8 @@ function eventsOf(document: unknown): number {
   if (typeof document !== "object" || document === null || Array.isArray(document)) return 0;
   const events = (document as { events?: unknown }).events;
   if (Array.isArray(events)) return events.length;
-  return "type" in document ? 1 : 0;
+  // A single-event document carries it under `event`; a bare event is one itself.
+  return "event" in document || "type" in document ? 1 : 0;
 }
 
 /**

@@ -25,10 +25,19 @@ export function exportFormat(format: ExportFormat | undefined, accept: string | 
 type EventItem = ReturnType<typeof toEventItem>;
 const csvColumns = Object.keys(eventItemFields) as (keyof typeof eventItemFields & keyof EventItem)[];
 
-/** RFC 4180 field: quoted when it holds a delimiter, quote or line break. */
+/**
+ * Text a spreadsheet would read as a formula: any reporter chooses the text of an
+ * agent id, a URL or event data, and the owner opens the file (OWASP, CSV injection).
+ */
+const formulaStart = /^[=+\-@\t\r]/;
+
+/**
+ * RFC 4180 field: quoted when it holds a delimiter, quote or line break; text
+ * that starts like a formula gets a leading `'`, which spreadsheets show as text.
+ */
 function csvField(value: unknown): string {
   if (value === null || value === undefined) return "";
-  const text = typeof value === "string" ? value : JSON.stringify(value);
+  const text = typeof value === "string" ? value.replace(formulaStart, "'$&") : JSON.stringify(value);
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
