@@ -1,4 +1,4 @@
-import { getDomain, getPublicSuffix } from "tldts";
+import { getPublicSuffix } from "tldts";
 import { invalid } from "./problem.ts";
 
 /** Why a host cannot be registered as a content owner's domain. */
@@ -7,6 +7,9 @@ export class DomainError extends Error {
 }
 
 const label = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/** A suffix under which anyone may register: ICANN's and the private section's (`co.uk`, `github.io`). */
+const isPublicSuffix = (host: string) => getPublicSuffix(host, { allowPrivateDomains: true }) === host;
 const ipv4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /**
@@ -32,7 +35,7 @@ export function normalizeDomain(input: string): string {
   if (labels.length < 2 || !labels.every((l) => label.test(l)) || host.length > 253) {
     throw new DomainError(`"${input}" is not a registrable domain name`);
   }
-  if (getPublicSuffix(host, { allowPrivateDomains: true }) === host) {
+  if (isPublicSuffix(host)) {
     throw new DomainError(`${host} is a public suffix and cannot be registered`);
   }
   return host;
@@ -70,12 +73,14 @@ export function domainAndParents(host: string): string[] {
 }
 
 /**
- * The registrable domain a canonical domain belongs to (`example.co.uk` for
- * `news.example.co.uk`): a domain and all its parents and subdomains that anyone
- * can hold share it.
+ * The shortest parent of a canonical domain (or itself) that is not a public
+ * suffix: `example.co.uk` for `news.example.co.uk`. A domain and all its parents
+ * and subdomains that anyone can hold share it, also across a private suffix
+ * (`amazonaws.com` and `bucket.s3.amazonaws.com`), which the registrable domain
+ * would split.
  */
 export function domainFamily(domain: string): string {
-  return getDomain(domain, { allowPrivateDomains: true }) ?? domain;
+  return domainAndParents(domain).findLast((parent) => !isPublicSuffix(parent)) ?? domain;
 }
 
 /** Runs `fn`, turning a refused host name into a 400 naming the body field it came from. */

@@ -1,8 +1,11 @@
 import { describe, expect, test } from "bun:test";
+import { lockDomainFamilies, verifyDomain } from "../../src/modules/domains/service.ts";
 import { addMember } from "../../src/modules/organizations/service.ts";
+import { cli } from "../support/cli.ts";
 import { testServerUrl } from "../support/databases.ts";
 import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
 import { callIdentity, memberOf, signIn, signInOperatorAdmin, uniqueEmail } from "../support/identity.ts";
+import { msUntil } from "../support/polling.ts";
 import { testRuntime } from "../support/runtime.ts";
 
 // Changes that meet at the same moment. The embedded engine runs one statement at
@@ -223,6 +226,41 @@ test.skipIf(!testServerUrl)(
     } finally {
       turn.release();
     }
+  },
+  30_000,
+);
+
+test.skipIf(!testServerUrl)(
+  "the CLI's domain add --verified waits for a verification in flight on the same domain, and neither deadlocks",
+  async () => {
+    const { ctx } = await testRuntime();
+    const org = await createTestOrg({ verified: false });
+    const domain = org.domain as string;
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // A verification in flight: its family taken, its UPDATE still to come.
+    const verification = ctx.sql.begin(async (tx) => {
+      await lockDomainFamilies(tx, [domain]);
+      await released;
+      return verifyDomain(tx, org.id, domain, "operator");
+    });
+    const added = cli("domain", "add", "--org", org.id, "--domain", domain, "--verified", "--json");
+    // Until the CLI waits for the family (the start-up's own locks may come first).
+    const waiting = async () =>
+      (
+        await ctx.sql`
+          SELECT 1 FROM pg_locks
+          WHERE NOT granted AND locktype = 'advisory'
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
+      ).length > 0;
+    expect(await msUntil(waiting)).toBeLessThan(Number.POSITIVE_INFINITY);
+    release();
+    const [verified, answer] = await Promise.all([verification, added]);
+    expect(verified?.state).toBe("verified");
+    expect([answer.exitCode, answer.stderr]).toEqual([0, ""]);
+    expect(JSON.parse(answer.stdout).state).toBe("verified");
   },
   30_000,
 );

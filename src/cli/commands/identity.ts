@@ -1,6 +1,7 @@
+import { normalizeDomain } from "../../core/hosts.ts";
 import { isOrgType, orgTypes } from "../../core/organizations.ts";
 import { migrate } from "../../db/migrate.ts";
-import { registerDomain, registerDomainAs, verifyDomainAs } from "../../modules/domains/service.ts";
+import { lockDomainFamilies, registerDomain, registerDomainAs, verifyDomainAs } from "../../modules/domains/service.ts";
 import { type ApiKeyRecord, createApiKeyAs, listApiKeys, revokeApiKeyAs } from "../../modules/keys/service.ts";
 import { createOrganization, recordOrganizationCreated, setSuspended } from "../../modules/organizations/service.ts";
 import { defineCommand, requireString, requireUuid, UsageError } from "../command.ts";
@@ -80,6 +81,8 @@ export const identityCommands = [
       if (org.org_type !== "content_owner") throw new UsageError(domainsAreForOwners);
       return asUsage(() =>
         sql.begin(async (tx) => {
+          // The family before the row the registration locks, as every verification takes them.
+          if (o.verified) await lockDomainFamilies(tx, [normalizeDomain(input)]);
           const domain = await registerDomainAs(tx, org.id, input, operatorCli);
           if (!o.verified) return domain;
           return (await verifyDomainAs(tx, org.id, domain.domain, "operator", operatorCli)) ?? domain;

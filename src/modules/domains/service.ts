@@ -76,7 +76,10 @@ export async function verifyDomain(
  * the caller's transaction ends, so that a decision on what other organisations
  * hold above or below a domain still holds when it commits. Families are locked
  * in name order, so transactions verifying several wait for each other instead
- * of deadlocking; taking one again in the same transaction is free.
+ * of deadlocking; taking one again in the same transaction is free. Take them
+ * before any lock on a row of `domains` in the transaction (a registration's
+ * included), as verifyDomain does: one taken after such a lock can deadlock with
+ * a verification that holds the family and waits for that row.
  */
 export async function lockDomainFamilies(sql: Queryable, domains: readonly string[]): Promise<void> {
   for (const family of [...new Set(domains.map(domainFamily))].sort()) {

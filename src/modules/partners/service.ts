@@ -3,7 +3,14 @@ import { domainAndParents, isWithinDomain, normalizeDomain } from "../../core/ho
 import { invalid, problem } from "../../core/problem.ts";
 import type { Queryable, Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
-import { type Domain, findDomain, lockDomainFamilies, registerDomain, verifyDomain } from "../domains/service.ts";
+import {
+  type Domain,
+  DomainConflictError,
+  findDomain,
+  lockDomainFamilies,
+  registerDomain,
+  verifyDomain,
+} from "../domains/service.ts";
 import { createInvite, type Invite } from "../members/service.ts";
 import { createOrganization, findOrganization, type Organization } from "../organizations/service.ts";
 
@@ -149,7 +156,14 @@ async function attest(sql: Queryable, orgId: string, domain: string): Promise<Do
     ORDER BY char_length(domain), domain
     LIMIT 1`;
   if (held) throw problem("domain_taken", takenBecause(domain, held.domain));
-  return verifyDomain(sql, orgId, domain, "partner_attestation");
+  try {
+    return await verifyDomain(sql, orgId, domain, "partner_attestation");
+  } catch (error) {
+    // The check above under the family lock leaves the unique index nothing to
+    // refuse; should it still, the answer is the same conflict, not a 500.
+    if (error instanceof DomainConflictError) throw problem("domain_taken", error.message);
+    throw error;
+  }
 }
 
 function takenBecause(domain: string, held: string): string {
