@@ -112,7 +112,7 @@ export function exampleOf(schema: JsonSchema | undefined, name = "", depth = 0):
   }
 }
 
-/** Each status's problem codes for an operation: from its access, its parameters and its kind. */
+/** Each status's problem codes for an operation: its route's own (`x-problems`), then those of its access, its parameters and its kind. */
 export function problemCodesOf(operation: DocumentedOperation, tags: readonly string[]): ProblemCode[] {
   const access = operation["x-access"];
   const codes: ProblemCode[] = [...(operation["x-problems"] ?? [])];

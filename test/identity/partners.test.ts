@@ -247,6 +247,14 @@ describe("partner attestation upgrade", () => {
     await ctx.sql`INSERT INTO domains (org_id, domain) VALUES (${orgId}, ${parent})`;
     const covering = await attest(partner.key, orgId, parent);
     expect([covering.status, covering.body.code]).toEqual([409, "domain_taken"]);
+    // What the owner holds already, or never registered, is answered as before,
+    // whatever others hold around it.
+    await ctx.sql`INSERT INTO domains (org_id, domain) VALUES (${orgId}, ${`news.${extra}`})`;
+    await createTestOrg({ domain: `deep.news.${extra}` });
+    const held = await attest(partner.key, orgId, extra);
+    expect([held.status, held.body.state]).toEqual([200, "verified"]);
+    const unregistered = await attest(partner.key, orgId, `shop.${parent}`);
+    expect([unregistered.status, unregistered.body.code]).toEqual([404, "domain_not_found"]);
     expect((await attest(await partner.org.keyWith(["partner:provision"]), orgId, extra)).status).toBe(403);
   });
 });

@@ -72,7 +72,8 @@ export async function verifyDomain(
 }
 
 /**
- * Serialises verifications within each registrable domain (domainFamily) until
+ * Serialises verifications within each domain family (domainFamily: its
+ * shortest parent that is not a public suffix) until
  * the caller's transaction ends, so that a decision on what other organisations
  * hold above or below a domain still holds when it commits. Families are locked
  * in name order, so transactions verifying several wait for each other instead

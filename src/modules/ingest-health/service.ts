@@ -90,11 +90,11 @@ export class IngestHealth {
    * oldest: one that sends many cannot push another's few out of its own view.
    */
   #oldestOfBusiest(): KeptRefusal | undefined {
-    const held = new Map<string, KeptRefusal[]>();
-    for (const kept of this.#refusals) held.set(kept.orgId, [...(held.get(kept.orgId) ?? []), kept]);
-    let busiest: KeptRefusal[] = [];
-    for (const refusals of held.values()) if (refusals.length > busiest.length) busiest = refusals;
-    return busiest[0];
+    const held = new Map<string, number>();
+    for (const kept of this.#refusals) held.set(kept.orgId, (held.get(kept.orgId) ?? 0) + 1);
+    const most = Math.max(...held.values());
+    // Kept oldest first: the first of the busiest is its oldest.
+    return this.#refusals.find((kept) => held.get(kept.orgId) === most);
   }
 
   #countsOf(orgId: string, at: number): HourCounts {

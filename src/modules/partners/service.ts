@@ -97,7 +97,8 @@ export interface Provisioned {
 /**
  * Creates a content owner on a partner's word: its domains verified by
  * attestation and an owner invitation, all or nothing (409 if another
- * organisation holds one of the domains verified).
+ * organisation holds one of the domains, or a parent or subdomain of one,
+ * verified: attest).
  */
 export async function provisionContentOwner(
   sql: Sql,
@@ -141,10 +142,15 @@ export async function provisionContentOwner(
  * covers its subdomains, so attesting a parent of another owner's verified
  * domain would hand it that owner's telemetry, and attesting a subdomain of one
  * would take over its resolution. The family lock keeps the answer true until
- * the attestation commits.
+ * the attestation commits. Undefined, as verifyDomain's, when the organisation
+ * holds the domain verified already or has not registered it.
  */
 async function attest(sql: Queryable, orgId: string, domain: string): Promise<Domain | undefined> {
   await lockDomainFamilies(sql, [domain]);
+  // Only a registration still waiting is the partner's to decide; the others' holdings do not change it.
+  const [own] = await sql<{ state: Domain["state"] }[]>`
+    SELECT state FROM domains WHERE org_id = ${orgId}::uuid AND domain = ${domain} FOR UPDATE`;
+  if (own?.state !== "registered") return undefined;
   // Subdomains of d are the reversed names in ['.d' reversed, '/d' reversed): one index range (sql/078).
   const reversed = [...domain].reverse().join("");
   const [held] = await sql<{ domain: string }[]>`
