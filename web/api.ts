@@ -81,15 +81,20 @@ export class ApiError extends Error {
   }
 }
 
+const unreachable = () =>
+  new ApiError(0, "The service cannot be reached. Check your connection and try again.", undefined, []);
+
 /** The data of a successful answer; anything else becomes an ApiError in words. */
 export async function ok<Data>(call: Promise<Answer<Data>>): Promise<OnWire<Data>> {
   let answer: Answer<Data>;
   try {
     answer = await call;
   } catch {
-    throw new ApiError(0, "The service cannot be reached. Check your connection and try again.", undefined, []);
+    throw unreachable();
   }
   if (answer.error === null) return answer.data as OnWire<Data>;
+  // Eden answers a request that never reached the service with an error but no response, not by throwing.
+  if (!answer.response) throw unreachable();
   const status = answer.response.status;
   const problem = (typeof answer.error.value === "object" ? answer.error.value : undefined) as
     | { detail?: string; title?: string; code?: string; errors?: FieldError[] }

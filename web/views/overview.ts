@@ -19,8 +19,8 @@ const tiles = [
  * reported, or (`as` in the URL) a grantor's, through its delegation, exactly as
  * the grantor sees it.
  */
-const readsOf = (org: Organisation) =>
-  org.org_type === "content_owner" || param("as") ? reads["content-owners"] : reads.agent;
+const showsOwnersData = (org: Organisation) => org.org_type === "content_owner" || Boolean(param("as"));
+const readsOf = (org: Organisation) => (showsOwnersData(org) ? reads["content-owners"] : reads.agent);
 type Reads = ReturnType<typeof readsOf>;
 const periodQuery = (org: Organisation, period: Period) => ({
   org_id: org.id,
@@ -77,6 +77,8 @@ function figures(org: Organisation, period: Period, compare: boolean): HTMLEleme
     topUrls(api, org, period),
     loaded("Sources, agents and domains", async () => {
       const summary = await current;
+      // What an agent reported has no domains of its own: its reads never list any.
+      if (!showsOwnersData(org)) return breakdowns(summary, null);
       // Per domain: the same summary narrowed with `domain`, for each of the owner's (at most a few dozen).
       const perDomain = await Promise.all(
         summary.domains.slice(0, maxDomainBreakdown).map(async (domain) => ({
@@ -103,7 +105,9 @@ function rangeControls(period: Period | PeriodProblem, compare: boolean): HTMLEl
     "select",
     {
       id: "range",
-      // Custom starts from the days shown, so that the figures stay until other days are chosen.
+      // Custom starts from the whole days of the period shown (its first and last day,
+      // named in the period line): a preset ends on the hour, so the figures move by
+      // the hours that rounding to days adds or leaves out.
       onchange: (e: Event) => {
         const range = (e.target as HTMLSelectElement).value;
         const days =
@@ -323,7 +327,11 @@ function topUrls(api: Reads, org: Organisation, period: Period): HTMLElement {
 
 const maxDomainBreakdown = 25;
 
-function breakdowns(summary: SummaryAnswer, perDomain: { domain: string; summary: SummaryAnswer }[]): HTMLElement {
+/** The breakdowns by source, agent and (`perDomain`, an owner's view only) domain. */
+function breakdowns(
+  summary: SummaryAnswer,
+  perDomain: { domain: string; summary: SummaryAnswer }[] | null,
+): HTMLElement {
   const table = (caption: string, heads: string[], rows: (string | number)[][]) =>
     scrollBox(
       h(
@@ -366,11 +374,13 @@ function breakdowns(summary: SummaryAnswer, perDomain: { domain: string; summary
       ["Platform (organisation id)", "Agent", "Events", "Sessions"],
       summary.agents.map((a) => [a.platform_id, a.agent_id ?? "(none)", a.event_count, a.session_count]),
     ),
-    table(
-      "By domain",
-      ["Domain", "Events", "Sessions"],
-      perDomain.map((d) => [shownDomain(d.domain), d.summary.total_events, d.summary.total_sessions]),
-    ),
+    perDomain
+      ? table(
+          "By domain",
+          ["Domain", "Events", "Sessions"],
+          perDomain.map((d) => [shownDomain(d.domain), d.summary.total_events, d.summary.total_sessions]),
+        )
+      : null,
   );
 }
 
