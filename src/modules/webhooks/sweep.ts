@@ -14,7 +14,7 @@ export interface SweeperOptions {
   sender: WebhookSender;
   /** Deliveries in flight at once in this process (WEBHOOK_CONCURRENCY). */
   concurrency: number;
-  /** …and to one endpoint (WEBHOOK_ENDPOINT_CONCURRENCY; 1 while it is failing). */
+  /** …and to one endpoint, counted over every instance's leases (WEBHOOK_ENDPOINT_CONCURRENCY; 1 while it is failing). */
   perEndpoint: number;
   /** An endpoint failing for this long is disabled (WEBHOOK_DISABLE_AFTER_DAYS). */
   disableAfterMs: number;
