@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdir } from "node:fs/promises";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
-import { contentOwner, fileRequest, partner } from "../support/delegations.ts";
+import { contentOwner, fileRequest, grant, identityBase, partner } from "../support/delegations.ts";
 import { publishTxt } from "../support/domain-probe.ts";
 import { createTestOrg, type TestOrg, uniqueDomain } from "../support/fixtures.ts";
 import {
@@ -242,6 +242,39 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
       partnerErrors: [],
     });
     await partnerPage.page.close();
+    await page.close();
+  }, 60_000);
+
+  test("reading as an owner that no longer delegates says so once, with no export links; an address naming none says that", async () => {
+    const owner = await contentOwner();
+    const platform = await partner();
+    const granted = await grant(owner, { grantee_org_id: platform.id });
+    expect(granted.status).toBe(201);
+    const { page, errors } = await openPage(await memberOf(platform.id, "member"));
+    await show(page, `/app?org=${platform.id}&as=${owner.id}`);
+    expect(await holds(page, `document.querySelector("[data-kpi=Retrievals]") !== null`)).toBe(true);
+    const revoked = await callIdentity("DELETE", `${identityBase}/delegations/${granted.body.id}`, {
+      key: owner.writer,
+    });
+    expect(revoked.status).toBe(200);
+    const refusals = async (path: string) => {
+      await show(page, path);
+      return {
+        alerts: await page.$$eval("[role=alert]", (notes) => notes.map((note) => note.textContent)),
+        exports: await page.$$eval("a[download]", (links) => links.length),
+      };
+    };
+    const afterRevoking = await refusals(`/app?org=${platform.id}&as=${owner.id}&compare=1`);
+    expect(afterRevoking.alerts).toHaveLength(1);
+    expect(afterRevoking.exports).toBe(0);
+    expect(await refusals(`/app?org=${platform.id}&as=not-a-uuid`)).toEqual({
+      alerts: ["This address names no content owner to read as."],
+      exports: 0,
+    });
+    // The way back to its own figures stays.
+    await redrawn(page, () => page.click(".notice button.link"));
+    expect(await holds(page, `document.querySelector("[data-kpi=Retrievals]") !== null`)).toBe(true);
+    expect(errors).toEqual([]);
     await page.close();
   }, 60_000);
 

@@ -53,18 +53,41 @@ export function overview(org: Organisation): HTMLElement {
       : null,
     rangeControls(period, compare),
     // Never another period's figures under this one's name.
-    "problem" in period ? h("p", { class: "notice", role: "alert" }, period.problem) : figures(org, period, compare),
+    "problem" in period
+      ? h("p", { class: "notice", role: "alert" }, period.problem)
+      : grantor
+        ? delegatedFigures(org, grantor, period, compare)
+        : figures(org, period, compare),
   );
 }
 
-/** Everything the overview shows of one period. */
-function figures(org: Organisation, period: Period, compare: boolean): HTMLElement[] {
+const summaryOf = (org: Organisation, period: Period) =>
+  ok(readsOf(org).summary.get({ query: periodQuery(org, period) }));
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A grantor's figures, once its summary shows the delegation still reads: one
+ * refusal (revoked, never granted, no such owner) said once, with no export links
+ * that would be refused too, instead of the same refusal in every region.
+ */
+function delegatedFigures(org: Organisation, grantor: string, period: Period, compare: boolean): HTMLElement {
+  if (!uuid.test(grantor)) {
+    return h("p", { class: "notice", role: "alert" }, "This address names no content owner to read as.");
+  }
+  const current = summaryOf(org, period);
+  return loaded("The owner's figures", async () => {
+    await current;
+    return h("div", {}, ...figures(org, period, compare, current));
+  });
+}
+
+/** Everything the overview shows of one period; `current`, its summary when already asked for. */
+function figures(org: Organisation, period: Period, compare: boolean, current = summaryOf(org, period)): HTMLElement[] {
   const api = readsOf(org);
-  const summaryOf = (p: Period) => ok(api.summary.get({ query: periodQuery(org, p) }));
-  const current = summaryOf(period);
   return [
     loaded("Totals", async () => {
-      const [now, before] = await Promise.all([current, compare ? summaryOf(previousOf(period)) : null]);
+      const [now, before] = await Promise.all([current, compare ? summaryOf(org, previousOf(period)) : null]);
       const unverified = org.org_type === "content_owner" && now.domains.length === 0;
       return h("div", {}, unverified ? verifyFirst() : null, kpiTiles(now, before));
     }),
