@@ -1,3 +1,4 @@
+import { isUuid } from "../core/uuid.ts";
 import type { Sql } from "../db/sql.ts";
 
 export type OptionSpec = Record<string, { type: "string" | "boolean"; required?: boolean; description: string }>;
@@ -23,11 +24,9 @@ export function defineCommand<Result>(command: Command<Result>): Command {
   return command as Command;
 }
 
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export function requireUuid(options: OptionValues, name: string): string {
   const value = options[name];
-  if (typeof value !== "string" || !uuid.test(value)) throw new UsageError(`--${name} must be a UUID`);
+  if (!isUuid(value)) throw new UsageError(`--${name} must be a UUID`);
   return value;
 }
 

@@ -7,10 +7,10 @@ export class DomainError extends Error {
 }
 
 const label = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+const ipv4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /** A suffix under which anyone may register: ICANN's and the private section's (`co.uk`, `github.io`). */
 const isPublicSuffix = (host: string) => getPublicSuffix(host, { allowPrivateDomains: true }) === host;
-const ipv4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /**
  * Canonical form of a registrable host: lower case, no trailing dot, IDN in
@@ -64,6 +64,16 @@ export function hostOfUrl(url: string): string | null {
 /** True when `host` is `domain` or one of its subdomains. */
 export function isWithinDomain(host: string, domain: string): boolean {
   return host === domain || host.endsWith(`.${domain}`);
+}
+
+/**
+ * A domain's subdomains as a range of reversed names: reversed, each subdomain of
+ * `d` lies in [reverse(d) + ".", reverse(d) + "/") in byte order (collation "C"),
+ * so an index on reverse(name) finds them all as one range, never by a scan.
+ */
+export function subdomainsReversed(domain: string): { low: string; high: string } {
+  const reversed = [...domain].reverse().join("");
+  return { low: `${reversed}.`, high: `${reversed}/` };
 }
 
 /** The host and each parent domain of it, longest first: a verified domain covers its subdomains. */

@@ -4,6 +4,7 @@ import { auditActorOf, type Caller, type OrgAccess, type Principal, type Session
 import { type OrgType, organizationSuspended } from "../core/organizations.ts";
 import { invalid, problem } from "../core/problem.ts";
 import type { Scope } from "../core/scopes.ts";
+import { isUuid } from "../core/uuid.ts";
 import { operatorAdminEmails } from "../modules/auth/operator-admins.ts";
 import { authenticateSession } from "../modules/auth/sessions.ts";
 import { verifiedDomainsOf } from "../modules/domains/service.ts";
@@ -149,13 +150,11 @@ const memberRead: Extract<Access, { kind: "org" }> = {
   orgFrom: "query",
 };
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The organisation id a request names, when it names one well-formed (a malformed one is left to validation). */
 function namedOrgId(parts: RequestParts, access: Extract<Access, { kind: "org" }>): string | undefined | null {
   const raw = access.orgFrom === "path" ? parts.params.id : parts.query.org_id;
   if (raw === undefined) return undefined;
-  return typeof raw === "string" && uuidPattern.test(raw) ? raw.toLowerCase() : null;
+  return isUuid(raw) ? raw.toLowerCase() : null;
 }
 
 /** Each request is authenticated once, whichever of the early hook and the route's macro asks first. */

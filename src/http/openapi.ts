@@ -5,6 +5,7 @@ import { Elysia, t } from "elysia";
 import { fullFormats } from "elysia/type-system/format";
 import type { Config } from "../config.ts";
 import { problemCodes } from "../core/problem.ts";
+import { uuidText } from "../core/uuid.ts";
 import { sessionCookieName } from "./credentials.ts";
 import { type DocumentedOperation, documentOperation } from "./openapi-examples.ts";
 import { openapiUiAssetPath, openapiUiAssets } from "./openapi-ui-assets.ts";
@@ -16,7 +17,7 @@ import { openapiUiAssetPath, openapiUiAssets } from "./openapi-ui-assets.ts";
 // also takes a `urn:uuid:` prefix, which PostgreSQL's uuid type refuses (a 500
 // where a 400 was due), so only the plain form passes.
 const modelFormats = {
-  uuid: /^[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i,
+  uuid: uuidText,
   email: fullFormats.email,
   "date-time": fullFormats["date-time"],
 };

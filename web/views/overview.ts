@@ -1,3 +1,4 @@
+import { isUuid } from "../../src/core/uuid.ts";
 import { ok, query, reads, type SummaryAnswer } from "../api.ts";
 import { eventsChart } from "../chart.ts";
 import { formatCount, h, scrollBox } from "../dom.ts";
@@ -64,15 +65,13 @@ export function overview(org: Organisation): HTMLElement {
 const summaryOf = (org: Organisation, period: Period) =>
   ok(readsOf(org).summary.get({ query: periodQuery(org, period) }));
 
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * A grantor's figures, once its summary shows the delegation still reads: one
  * refusal (revoked, never granted, no such owner) said once, with no export links
  * that would be refused too, instead of the same refusal in every region.
  */
 function delegatedFigures(org: Organisation, grantor: string, period: Period, compare: boolean): HTMLElement {
-  if (!uuid.test(grantor)) {
+  if (!isUuid(grantor)) {
     return h("p", { class: "notice", role: "alert" }, "This address names no content owner to read as.");
   }
   const current = summaryOf(org, period);

@@ -1,5 +1,5 @@
 import type { AuditActor, Principal } from "../../core/caller.ts";
-import { domainAndParents, isWithinDomain, normalizeDomain } from "../../core/hosts.ts";
+import { domainAndParents, isWithinDomain, normalizeDomain, subdomainsReversed } from "../../core/hosts.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import type { Queryable, Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
@@ -151,14 +151,14 @@ async function attest(sql: Queryable, orgId: string, domain: string): Promise<Do
   const [own] = await sql<{ state: Domain["state"] }[]>`
     SELECT state FROM domains WHERE org_id = ${orgId}::uuid AND domain = ${domain} FOR UPDATE`;
   if (own?.state !== "registered") return undefined;
-  // Subdomains of d are the reversed names in ['.d' reversed, '/d' reversed): one index range (sql/078).
-  const reversed = [...domain].reverse().join("");
+  // Its subdomains are one range of the index of reversed verified names (sql/078).
+  const subdomains = subdomainsReversed(domain);
   const [held] = await sql<{ domain: string }[]>`
     SELECT domain FROM domains
     WHERE state = 'verified' AND org_id <> ${orgId}::uuid
       AND (domain IN ${sql(domainAndParents(domain))}
-           OR (reverse(domain) COLLATE "C" >= ${`${reversed}.`} COLLATE "C"
-               AND reverse(domain) COLLATE "C" < ${`${reversed}/`} COLLATE "C"))
+           OR (reverse(domain) COLLATE "C" >= ${subdomains.low} COLLATE "C"
+               AND reverse(domain) COLLATE "C" < ${subdomains.high} COLLATE "C"))
     ORDER BY char_length(domain), domain
     LIMIT 1`;
   if (held) throw problem("domain_taken", takenBecause(domain, held.domain));

@@ -1,3 +1,4 @@
+import { subdomainsReversed } from "../../core/hosts.ts";
 import type { Sql } from "../../db/sql.ts";
 
 /**
@@ -19,14 +20,13 @@ export function coveringDomains(domains: readonly string[]): string[] {
 /** Hosts seen in events that fall under any of `domains` (each covers its subdomains). */
 export async function hostsUnder(sql: Sql, domains: readonly string[]): Promise<string[]> {
   if (domains.length === 0) return [];
-  // Subdomains of d are the reversed hosts in ['.d' reversed, '/d' reversed): an
-  // index range scan per domain (sql/014), never a scan of every host.
-  const reversed = domains.map((domain) => [...domain].reverse().join(""));
+  // An index range per domain (sql/014), never a scan of every host.
+  const ranges = domains.map(subdomainsReversed);
   const rows = await sql<{ host: string }[]>`
     SELECT host FROM content_hosts WHERE host = ANY (${sql.array([...domains])}::text[])
     UNION
     SELECT h.host
-    FROM unnest(${sql.array(reversed.map((r) => `${r}.`))}::text[], ${sql.array(reversed.map((r) => `${r}/`))}::text[])
+    FROM unnest(${sql.array(ranges.map((r) => r.low))}::text[], ${sql.array(ranges.map((r) => r.high))}::text[])
       AS r (low, high)
     JOIN content_hosts h
       ON reverse(h.host) COLLATE "C" >= r.low COLLATE "C" AND reverse(h.host) COLLATE "C" < r.high COLLATE "C"`;
