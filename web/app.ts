@@ -77,20 +77,37 @@ interface FocusMark {
   tag: string;
   words: string;
   nth: number;
+  /** The labelled region it was in, to stand in for a control its action removed. */
+  region: string | null;
 }
 
 const wordsOf = (element: Element) => element.textContent?.trim() ?? "";
 
-const likesOf = (mark: Omit<FocusMark, "id" | "nth">) =>
+const likesOf = (mark: Pick<FocusMark, "tag" | "words">) =>
   [...root.querySelectorAll<HTMLElement>(mark.tag)].filter((element) => wordsOf(element) === mark.words);
 
 function markOf(element: Element): FocusMark {
   const mark = { id: element.id, tag: element.tagName, words: wordsOf(element) };
-  return { ...mark, nth: likesOf(mark).indexOf(element as HTMLElement) };
+  const region = element.closest("section[aria-label]")?.getAttribute("aria-label") ?? null;
+  return { ...mark, nth: likesOf(mark).indexOf(element as HTMLElement), region };
 }
 
 const findMarked = (mark: FocusMark) =>
   mark.id ? document.getElementById(mark.id) : (likesOf(mark)[mark.nth] ?? null);
+
+/**
+ * Where the focus goes when the control is gone once every region has drawn (its
+ * action removed its row): the region it was in, or else the page's heading, so
+ * that it does not fall back to the start of the document.
+ */
+function standIn(mark: FocusMark): HTMLElement | null {
+  const region = [...root.querySelectorAll<HTMLElement>("section[aria-label]")].find(
+    (section) => section.getAttribute("aria-label") === mark.region,
+  );
+  const target = region ?? root.querySelector<HTMLElement>("main h1");
+  target?.setAttribute("tabindex", "-1");
+  return target;
+}
 
 /**
  * Focuses the marked control once the view's regions have drawn it (they load on
@@ -99,11 +116,12 @@ const findMarked = (mark: FocusMark) =>
  */
 function refocus(mark: FocusMark): void {
   const focus = () => {
+    const busy = root.querySelector("[aria-busy=true]") !== null;
     // By words and place, only once every region has drawn: a row of a region still
     // loading would shift the place, and another row's control would take the focus.
-    if (!mark.id && root.querySelector("[aria-busy=true]")) return false;
-    const element = findMarked(mark);
-    if (!element) return false;
+    if (!mark.id && busy) return false;
+    const element = findMarked(mark) ?? (busy ? null : standIn(mark));
+    if (!element) return !busy;
     const usable = (element as HTMLButtonElement).disabled
       ? element.parentElement?.querySelector<HTMLElement>("button:not([disabled])")
       : element;
@@ -114,7 +132,7 @@ function refocus(mark: FocusMark): void {
   const watch = new MutationObserver(() => focus() && stopRefocusing());
   refocusing = watch;
   watch.observe(root, { childList: true, subtree: true, attributeFilter: ["aria-busy"] });
-  // A control the new view does not have (another page) is not waited for.
+  // A region that never finishes loading is not waited for.
   setTimeout(() => refocusing === watch && stopRefocusing(), 10_000);
 }
 

@@ -25,7 +25,12 @@ export function errorNote(error: unknown): HTMLElement {
     ...(fields.length > 0 && onlyNamesFields(message) ? [] : [message]),
     ...(saidAlready ? [] : fields.map((field) => `${fieldInWords(field.path)} ${field.message}`)),
   ];
-  return h("div", { class: "error", role: "alert" }, ...lines.map((line) => h("p", {}, line)));
+  // A session that ended meanwhile (expired, signed out elsewhere) refuses every action: offer the way back.
+  const signInAgain =
+    error instanceof ApiError && error.status === 401
+      ? h("p", {}, h("a", { href: location.href }, "Sign in again"))
+      : null;
+  return h("div", { class: "error", role: "alert" }, ...lines.map((line) => h("p", {}, line)), signInAgain);
 }
 
 /** A region that shows "Loading…", then what `load` builds, or the error it met. */

@@ -667,6 +667,32 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     await page.close();
   }, 60_000);
 
+  test("a button whose action removes its row hands the keyboard focus to its region, not the page's start", async () => {
+    const { owner, page } = await contentOwnerPage("owner");
+    expect((await fileRequest(await partner(), { domain: owner.domain })).status).toBe(201);
+    await show(page, `/app?org=${owner.id}&view=delegations`);
+    await page.focus("section[aria-label=Requests] button.danger");
+    await redrawn(page, () => page.keyboard.press("Enter"));
+    await page.waitForFunction(`document.activeElement?.getAttribute("aria-label") === "Requests"`);
+    expect(await textOf(page, "section[aria-label=Requests]")).toBe("No requests waiting.");
+    await page.close();
+  }, 60_000);
+
+  test("an action after the session ended elsewhere says so and offers to sign in again", async () => {
+    const owner = await createTestOrg();
+    const user = await memberOf(owner.id, "owner");
+    const { page } = await openPage(user);
+    await show(page, `/app?org=${owner.id}&view=keys`);
+    expect((await callIdentity("POST", `${identityBase}/auth/sign-out`, { session: user.session })).status).toBe(204);
+    await page.type("#key-name", "after the session ended");
+    await page.click("form.card button[type=submit]");
+    await page.waitForSelector("form.card .error a");
+    expect(await textOf(page, "form.card .error")).toBe("the session is unknown, expired or signed outSign in again");
+    await Promise.all([page.waitForNavigation(), page.click("form.card .error a")]);
+    await page.waitForSelector("#email");
+    await page.close();
+  }, 60_000);
+
   test("the chart starts at its first bucket, which begins before a preset period does", async () => {
     const { owner, page } = await contentOwnerPage("member");
     const sent = await fetch(`${origin()}/events`, {
