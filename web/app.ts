@@ -243,7 +243,10 @@ function frame(
       ),
       h("span", { class: "muted" }, me.user.email),
       onPress(h("button", { type: "button", class: "link" }, "Sign out"), async () => {
-        await ok(identity.auth["sign-out"].post());
+        // A session already over (expired, or ended in another tab) is signed out too: its refusal cleared the cookie.
+        await ok(identity.auth["sign-out"].post()).catch((error: unknown) => {
+          if (!(error instanceof ApiError && error.status === 401)) throw error;
+        });
         navigate({ org: undefined, view: undefined, as: undefined });
       }),
     ),

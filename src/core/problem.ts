@@ -24,6 +24,10 @@ export const problemCodes = {
   unauthorized: { status: 401, meaning: "the API key or session is missing, unknown, revoked or expired" },
   missing_scope: { status: 403, meaning: "the API key lacks the scope the route needs (`required_scope`)" },
   session_required: { status: 403, meaning: "the route needs a signed-in user's session, not an API key" },
+  cross_site_request: {
+    status: 403,
+    meaning: "a change authenticated by the session cookie came from another site's page (Sec-Fetch-Site or Origin)",
+  },
   operator_admin_required: { status: 403, meaning: "the route is for operator admins" },
   organization_mismatch: { status: 403, meaning: "an API key acts only on its own organisation" },
   not_a_member: { status: 403, meaning: "the signed-in user is not a member of the organisation" },

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { auditActorOf, type Caller, type OrgAccess, type Principal, type SessionUser } from "../core/caller.ts";
 import { type OrgType, organizationSuspended } from "../core/organizations.ts";
-import { invalid, problem } from "../core/problem.ts";
+import { invalid, ProblemError, problem } from "../core/problem.ts";
 import type { Scope } from "../core/scopes.ts";
 import { isUuid } from "../core/uuid.ts";
 import { operatorAdminEmails } from "../modules/auth/operator-admins.ts";
@@ -10,7 +10,7 @@ import { authenticateSession } from "../modules/auth/sessions.ts";
 import { verifiedDomainsOf } from "../modules/domains/service.ts";
 import { membershipsOf } from "../modules/organizations/service.ts";
 import { isTrustedPartner } from "../modules/partners/service.ts";
-import { presentedSessionToken } from "./credentials.ts";
+import { clearedSessionCookie, presentedSessionToken } from "./credentials.ts";
 import {
   admitRequest,
   authenticateCountingFailures,
@@ -18,6 +18,7 @@ import {
   type RateLimitClass,
   type RequestClient,
 } from "./rate-limit.ts";
+import { refuseCrossSiteCookie } from "./same-origin.ts";
 import { SingleFlight } from "./single-flight.ts";
 
 /**
@@ -184,9 +185,11 @@ export async function admittedPrincipalOf(request: Request): Promise<Principal |
  */
 export class AccessResolver {
   readonly #admins: ReadonlySet<string>;
+  readonly #publicOrigin: string;
 
   constructor(private readonly ctx: AppContext) {
     this.#admins = operatorAdminEmails(ctx.config.OPERATOR_ADMIN_EMAILS);
+    this.#publicOrigin = new URL(ctx.config.PUBLIC_BASE_URL).origin;
   }
 
   admit(parts: RequestParts, access: Access): Promise<Admitted> {
@@ -309,12 +312,22 @@ export class AccessResolver {
     );
   }
 
-  #session(client: RequestClient, token: string | undefined): Promise<SessionUser> {
-    return authenticateCountingFailures(this.ctx.rateLimiter, client, (beforeLookup) =>
-      token
-        ? sessionLookups.run(token, () => authenticateSession(this.ctx.sql, token, this.#admins, beforeLookup))
-        : authenticateSession(this.ctx.sql, token, this.#admins),
-    );
+  async #session(client: RequestClient, token: string | undefined): Promise<SessionUser> {
+    // Without an Authorization header, the token is the cookie's (presentedSessionToken).
+    const fromCookie = token !== undefined && !client.request.headers.has("authorization");
+    if (fromCookie) refuseCrossSiteCookie(client.request, this.#publicOrigin);
+    try {
+      return await authenticateCountingFailures(this.ctx.rateLimiter, client, (beforeLookup) =>
+        token
+          ? sessionLookups.run(token, () => authenticateSession(this.ctx.sql, token, this.#admins, beforeLookup))
+          : authenticateSession(this.ctx.sql, token, this.#admins),
+      );
+    } catch (error) {
+      // A browser sends a dead cookie with every request, each a failed credential: the refusal clears it.
+      if (!fromCookie || !(error instanceof ProblemError) || error.code !== "unauthorized") throw error;
+      const cleared = clearedSessionCookie(this.ctx.config.SESSION_COOKIE_SECURE);
+      throw problem("unauthorized", error.message, error.extensions, { ...error.headers, "set-cookie": cleared });
+    }
   }
 
   /**

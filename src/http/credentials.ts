@@ -12,11 +12,15 @@ export function presentedSessionToken(headers: Record<string, string | undefined
   return cookieValue(headers.cookie, sessionCookieName);
 }
 
-/** The value of the cookie `name` in a Cookie header, if it is there and not empty. */
+/**
+ * The value of the cookie `name` in a Cookie header, if it is there and not empty.
+ * An empty one is passed over, not taken: a cookie another subdomain sets empty
+ * would otherwise hide the service's own.
+ */
 export function cookieValue(cookieHeader: string | undefined, name: string): string | undefined {
   for (const part of (cookieHeader ?? "").split(";")) {
     const [key, ...value] = part.trim().split("=");
-    if (key === name) return value.join("=") || undefined;
+    if (key === name && value.join("=") !== "") return value.join("=");
   }
   return undefined;
 }

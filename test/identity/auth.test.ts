@@ -3,7 +3,14 @@ import { sha256 } from "../../src/core/secrets.ts";
 import { insecureSignInWarning } from "../../src/http/credentials.ts";
 import { purgeExpiredSignIns } from "../../src/modules/auth/purge.ts";
 import { createTestOrg } from "../support/fixtures.ts";
-import { callIdentity, latestMagicToken, signIn, signInOperatorAdmin, uniqueEmail } from "../support/identity.ts";
+import {
+  callIdentity,
+  latestMagicToken,
+  memberOf,
+  signIn,
+  signInOperatorAdmin,
+  uniqueEmail,
+} from "../support/identity.ts";
 import { testRuntime } from "../support/runtime.ts";
 
 const base = "/api/v1/identity/auth";
@@ -60,6 +67,12 @@ describe("magic-link sign-in", () => {
     expect(page.body).toContain(`Signed in as <strong>${email}</strong>`);
     const session = /svc_session=([^;]+)/.exec(page.headers.get("set-cookie") ?? "")?.[1];
     expect(session).toMatch(/^sess_/);
+    // One cookie, and a page that runs nothing, is framed nowhere and sends its token-bearing address to no one.
+    expect(page.headers.getSetCookie()).toHaveLength(1);
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(page.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(page.headers.get("x-content-type-options")).toBe("nosniff");
     const whoami = await callIdentity("GET", `${base}/session`, { session });
     expect(whoami.body.user.email).toBe(email);
 
@@ -172,6 +185,51 @@ describe("sessions", () => {
     expect((await callIdentity("POST", `${base}/sign-out`, { session: user.session })).status).toBe(401);
     // Other sessions of the same person stay signed in.
     expect((await callIdentity("GET", `${base}/session`, { session: other.session })).status).toBe(200);
+  });
+
+  test("a refused cookie is cleared, an empty cookie does not hide the session's, a Bearer token is left alone", async () => {
+    const user = await signIn();
+    const cookie = { cookie: `svc_session=; svc_session=${user.session}` };
+    expect((await callIdentity("GET", `${base}/session`, { headers: cookie })).status).toBe(200);
+    expect((await callIdentity("POST", `${base}/sign-out`, { session: user.session })).status).toBe(204);
+    // The browser still holds the ended session's cookie: every refusal asks it to drop it.
+    const ended = await callIdentity("POST", `${base}/sign-out`, { headers: cookie });
+    expect(ended.status).toBe(401);
+    expect(ended.headers.get("set-cookie")).toStartWith("svc_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0");
+    const byBearer = await callIdentity("GET", `${base}/session`, { session: user.session });
+    expect([byBearer.status, byBearer.headers.get("set-cookie")]).toEqual([401, null]);
+  });
+
+  test("a change signed in by the cookie must come from the service's own pages", async () => {
+    const owner = await createTestOrg();
+    const user = await memberOf(owner.id, "owner");
+    const mint = (headers: Record<string, string>, session?: string) =>
+      callIdentity("POST", `/api/v1/identity/keys?org_id=${owner.id}`, {
+        headers: session ? headers : { cookie: `svc_session=${user.session}`, ...headers },
+        session,
+        body: { name: "from a page" },
+      });
+    const foreign: Record<string, string>[] = [
+      { "sec-fetch-site": "cross-site" },
+      { "sec-fetch-site": "same-site" },
+      { origin: "https://evil.example" },
+      { origin: "null" },
+    ];
+    for (const headers of foreign) {
+      const refused = await mint(headers);
+      expect([refused.status, refused.body.code]).toEqual([403, "cross_site_request"]);
+    }
+    // The dashboard's own requests, clients that are no browser, and a session sent as Bearer.
+    expect((await mint({ "sec-fetch-site": "same-origin" })).status).toBe(201);
+    expect((await mint({ origin: "http://test.local" })).status).toBe(201);
+    expect((await mint({})).status).toBe(201);
+    expect((await mint({ "sec-fetch-site": "cross-site" }, user.session)).status).toBe(201);
+    // Reading is not a change.
+    const read = await callIdentity("GET", `/api/v1/identity/keys?org_id=${owner.id}`, {
+      headers: { cookie: `svc_session=${user.session}`, "sec-fetch-site": "cross-site" },
+    });
+    const minted = read.body.items.filter((key: { name: string }) => key.name === "from a page");
+    expect([read.status, minted.length]).toEqual([200, 4]);
   });
 
   test("operator admins are the allowlisted addresses", async () => {

@@ -40,24 +40,31 @@ function signedIn(
 
 type SignedInAnswer = ReturnType<typeof signedIn>;
 
-/** A small HTML page as the answer; Elysia sends a Response as it is, past the route's JSON schema. */
-const htmlAnswer = (set: { headers: Record<string, unknown> }, body: string, status: number) =>
+/**
+ * A small HTML page as the answer; Elysia sends a Response past the route's JSON
+ * schema, and adds the headers `set` holds (the session cookie) itself. The page
+ * runs nothing, is framed nowhere, and its address, which carried the link's token,
+ * goes to no other site as a referrer.
+ */
+const htmlAnswer = (body: string, status: number) =>
   new Response(body, {
     status,
-    headers: { ...(set.headers as Record<string, string>), "content-type": "text/html; charset=utf-8" },
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "content-security-policy":
+        "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+    },
   });
 
 /** Runs `action` for a person in a browser: a refusal comes as a page saying how to try again, not a problem document. */
-async function refusedAsPage<A>(
-  set: { headers: Record<string, unknown> },
-  way: SignInWay,
-  action: () => Promise<A>,
-): Promise<A | Response> {
+async function refusedAsPage<A>(way: SignInWay, action: () => Promise<A>): Promise<A | Response> {
   try {
     return await action();
   } catch (error) {
     if (error instanceof ProblemError)
-      return htmlAnswer(set, signInFailedPage(error.detail ?? error.title, way), error.status);
+      return htmlAnswer(signInFailedPage(error.detail ?? error.title, way), error.status);
     throw error;
   }
 }
@@ -68,14 +75,13 @@ async function refusedAsPage<A>(
  */
 async function answeredFor(
   accept: string | undefined,
-  set: { headers: Record<string, unknown> },
   way: SignInWay,
   signIn: () => Promise<SignedInAnswer>,
 ): Promise<SignedInAnswer> {
   if (!prefersHtml(accept)) return signIn();
-  const answer = await refusedAsPage(set, way, async () => {
+  const answer = await refusedAsPage(way, async () => {
     const { user, expires_at } = await signIn();
-    return htmlAnswer(set, signedInPage(user.email, new Date(expires_at).toISOString()), 200);
+    return htmlAnswer(signedInPage(user.email, new Date(expires_at).toISOString()), 200);
   });
   // The types cannot say that a Response passes the JSON schema by.
   return answer as unknown as SignedInAnswer;
@@ -108,7 +114,7 @@ export const authModule = (ctx: AppContext) => {
     )
     .get(
       "/magic-link/verify",
-      ({ query, set, headers }) => answeredFor(headers.accept, set, "link", () => spendMagicLink(query.token, set)),
+      ({ query, set, headers }) => answeredFor(headers.accept, "link", () => spendMagicLink(query.token, set)),
       {
         public: "by_address",
         query: MagicLinkVerify,
@@ -184,7 +190,7 @@ export const authModule = (ctx: AppContext) => {
           );
           set.headers["cache-control"] = "no-store";
         };
-        return prefersHtml(headers.accept) ? refusedAsPage(set, "provider", redirect) : redirect();
+        return prefersHtml(headers.accept) ? refusedAsPage("provider", redirect) : redirect();
       },
       {
         public: "by_address",
@@ -217,7 +223,7 @@ export const authModule = (ctx: AppContext) => {
     .get(
       "/oidc/:provider/callback",
       ({ params, query, set, headers }) =>
-        answeredFor(headers.accept, set, "provider", async () =>
+        answeredFor(headers.accept, "provider", async () =>
           signedIn(
             ctx,
             set,
