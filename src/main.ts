@@ -47,6 +47,9 @@ try {
     // No runtime limit: its refusal is a bare 413 that closes the connection. The body
     // reader (src/http/body-stream.ts) enforces MAX_BODY_BYTES as the body streams in.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    // Elysia asks for SO_REUSEPORT, with which a second instance on the same port shared
+    // it silently and requests alternated between two databases: a port in use is an error.
+    reusePort: false,
   });
 } catch (error) {
   // A port in use, or an address not on this machine: the operator's to fix, one line.

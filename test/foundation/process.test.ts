@@ -63,8 +63,9 @@ describe("the service process", () => {
 });
 
 describe("start-up the operator must fix ends with one line, never a stack", () => {
-  test("a port already in use names HOST and PORT", async () => {
-    const taken = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("taken") });
+  test("a port already in use names HOST and PORT, though its holder lets others share it", async () => {
+    // Another instance of the service held it with SO_REUSEPORT, Elysia's default, and was shared silently.
+    const taken = Bun.serve({ port: 0, hostname: "127.0.0.1", reusePort: true, fetch: () => new Response("taken") });
     const dataDir = tempDir("svc-data-");
     try {
       const result = await runUntilExit(
