@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Static, Type as T } from "@sinclair/typebox";
+import { type Static, Type as T, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { Cron } from "croner";
 import { decodeSecretBoxKey } from "./core/secret-box.ts";
@@ -12,6 +12,9 @@ export const defaultDataDir = join(import.meta.dir, "..", "data");
  * Every setting the service reads from the environment, parsed once at start.
  * An invalid value stops start-up with a message naming the variable.
  */
+/** What PUBLIC_BASE_URL and PUBLIC_INGEST_URL take (a trailing slash is dropped first). */
+const originWords = "an origin: http:// or https://, a host and maybe a port, no path (https://telemetry.example.org)";
+
 const ConfigSchema = T.Object({
   PORT: T.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: T.String({ minLength: 1, default: "0.0.0.0" }),
@@ -49,7 +52,7 @@ const ConfigSchema = T.Object({
    * Address people reach the service at; magic links and OAuth redirect URIs are built from it.
    * Unset: the address the service listens on (listeningBaseUrl), so links work on any PORT.
    */
-  PUBLIC_BASE_URL: T.Optional(T.String({ pattern: "^https?://[^/]+$" })),
+  PUBLIC_BASE_URL: T.Optional(T.String({ pattern: "^https?://[^/]+$", description: originWords })),
   /** Comma-separated e-mail addresses whose signed-in users are operator admins. */
   OPERATOR_ADMIN_EMAILS: T.String({ default: "" }),
   /** Lifetime of a user session. */
@@ -59,7 +62,7 @@ const ConfigSchema = T.Object({
   /** Marks the session cookie Secure; turn off only for plain-HTTP local development. */
   SESSION_COOKIE_SECURE: T.Boolean({ default: true }),
   /** SMTP server for outgoing mail (smtp:// or smtps://); unset: mail is logged and kept in the mail_outbox table. */
-  SMTP_URL: T.Optional(T.String({ pattern: "^smtps?://" })),
+  SMTP_URL: T.Optional(T.String({ pattern: "^smtps?://", description: "an smtp:// or smtps:// URL" })),
   /**
    * DEVELOPMENT ONLY: without SMTP_URL, keep sign-in links usable in mail_outbox (and `cli mail list`)
    * instead of redacted. Logged as a warning at start; logs redact them always.
@@ -117,7 +120,9 @@ const ConfigSchema = T.Object({
    * base64 or base64url. Unset: the embedded engine generates one into DATA_DIR
    * (webhook-secret.key); a database server needs it set (every instance the same).
    */
-  WEBHOOK_SECRET_KEY: T.Optional(T.String({ pattern: "^[A-Za-z0-9+/_-]{43}=?$" })),
+  WEBHOOK_SECRET_KEY: T.Optional(
+    T.String({ pattern: "^[A-Za-z0-9+/_-]{43}=?$", description: "32 random bytes, base64 (openssl rand -base64 32)" }),
+  ),
   /** Cron pattern (seconds field allowed) of the delivery sweep every instance runs. */
   WEBHOOK_SWEEP_CRON: T.String({ minLength: 1, default: "*/5 * * * * *" }),
   /** Cron pattern for deleting finished deliveries and dispatched events past WEBHOOK_RETENTION_DAYS. */
@@ -145,7 +150,7 @@ const ConfigSchema = T.Object({
    * The address emitters send telemetry to, when ingest has its own instances
    * (`{ingest_url}` of the interface); shown in the API docs. Unset: PUBLIC_BASE_URL.
    */
-  PUBLIC_INGEST_URL: T.Optional(T.String({ pattern: "^https?://[^/]+$" })),
+  PUBLIC_INGEST_URL: T.Optional(T.String({ pattern: "^https?://[^/]+$", description: originWords })),
   /**
    * Comma-separated URLs of streaming read replicas of DATABASE_URL: owner and agent
    * reads and exports go to one that keeps up, the rest stays on the primary.
@@ -268,6 +273,29 @@ const secretSettings = new Set([
  */
 const firstHostOnly = (url: string) => url.replace(/^([a-z]+:\/\/[^/?#,]*),[^/?#]*/i, "$1");
 
+const originSettings = new Set(["PUBLIC_BASE_URL", "PUBLIC_INGEST_URL"]);
+
+/** Whether the parts a client decodes (postgres.js, nodemailer) decode: a stray % made them throw. */
+function decodable(url: URL): boolean {
+  try {
+    for (const part of [url.username, url.password, url.pathname]) decodeURIComponent(part);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** What a setting takes, in words, for the error naming it: its values, bounds or description. */
+function expectedOf(schema: TSchema | undefined): string | undefined {
+  if (!schema) return undefined;
+  const values = (schema.anyOf as TSchema[] | undefined)?.map((member) => member.const);
+  if (values?.every((value) => typeof value === "string")) return `one of ${values.join(", ")}`;
+  if (schema.type === "boolean") return "true or false (or 1 or 0)";
+  if (schema.type === "integer" && schema.minimum !== undefined && schema.maximum !== undefined)
+    return `a whole number from ${schema.minimum} to ${schema.maximum}`;
+  return schema.description;
+}
+
 /** Settings that are URLs: beyond their pattern, each must parse as one. */
 const urlSettings = ["DATABASE_URL", "SMTP_URL", "PUBLIC_BASE_URL", "PUBLIC_INGEST_URL"] as const;
 
@@ -305,19 +333,27 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (schema.type === "integer" && !/^[+-]?\d+$/.test(value.trim())) {
       throw new ConfigError(`Invalid configuration: ${key} must be a whole number ${shown(key, value)}`);
     }
-    raw[key] = value;
+    // An origin written with a trailing slash, as browsers show it, is the same origin.
+    raw[key] = originSettings.has(key) ? value.replace(/\/+$/, "") : value;
   }
   const converted = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw));
   const first = Value.Errors(ConfigSchema, converted).First();
   if (first) {
     const variable = first.path.replace(/^\//, "") || "environment";
-    throw new ConfigError(`Invalid configuration: ${variable} ${first.message} ${shown(variable, raw[variable])}`);
+    const expected = expectedOf(ConfigSchema.properties[variable as keyof Config]);
+    const fault = expected ? `must be ${expected}` : first.message;
+    throw new ConfigError(`Invalid configuration: ${variable} ${fault} ${shown(variable, raw[variable])}`);
   }
   const config = converted as Config;
   for (const name of urlSettings) {
     const value = config[name];
     if (value !== undefined && !URL.canParse(firstHostOnly(value))) {
       throw new ConfigError(`Invalid configuration: ${name} is not a valid URL ${shown(name, value)}`);
+    }
+    if (value !== undefined && !decodable(new URL(firstHostOnly(value)))) {
+      throw new ConfigError(
+        `Invalid configuration: ${name} has a % not followed by two hex digits in its user name, password or path: write a % there as %25 ${shown(name, value)}`,
+      );
     }
   }
   checkAddresses(config);

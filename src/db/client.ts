@@ -5,7 +5,12 @@ import { claimDataDir, runningEngine, wouldCreateDatabase } from "./data-dir-loc
 import { startEmbeddedEngine } from "./embedded.ts";
 import { embeddedMaintenance, type MaintenanceJob } from "./maintenance.ts";
 import type { DatabaseKind, Listen, Sql } from "./sql.ts";
-import { DatabaseStartupError, explainConnectFailure, isTransientConnectFailure } from "./startup-errors.ts";
+import {
+  DatabaseStartupError,
+  describeUrl,
+  explainConnectFailure,
+  isTransientConnectFailure,
+} from "./startup-errors.ts";
 import { checkTimescaleServer } from "./timescale-preflight.ts";
 
 export interface Database {
@@ -78,6 +83,34 @@ const listenThrough =
     return () => subscription.unlisten();
   };
 
+/** Longest a first statement may take before the server is taken for something other than PostgreSQL. */
+const firstAnswerSeconds = 15;
+
+/**
+ * The first statement, within `firstAnswerSeconds`: postgres.js waits for ever on a
+ * port that answers but not as PostgreSQL (an HTTP server reads its start-up
+ * message as a bad request, and the client the reply as a message it never finishes).
+ */
+async function answersAsPostgres(sql: Sql, url: string): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const silence = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new DatabaseStartupError(
+            `the server at ${describeUrl(url)} accepted the connection but gave no PostgreSQL answer within ${firstAnswerSeconds} s. Is that the database's host and port? Check DATABASE_URL.`,
+          ),
+        ),
+      firstAnswerSeconds * 1000,
+    );
+  });
+  try {
+    await Promise.race([sql`SELECT 1`, silence]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Connects to a server, waiting up to `waitSeconds` while it is not up yet (a
  * container starting beside the service), then stops with one line naming the
@@ -88,7 +121,7 @@ async function openServer(url: string, poolSize: number, waitSeconds: number, lo
   const deadline = Date.now() + waitSeconds * 1000;
   for (let attempt = 0; ; attempt++) {
     try {
-      await sql`SELECT 1`;
+      await answersAsPostgres(sql, url);
       break;
     } catch (error) {
       if (isTransientConnectFailure(error) && Date.now() < deadline) {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import postgres from "postgres";
 import type { Logger } from "../log.ts";
 import type { Sql } from "./sql.ts";
-import { DatabaseStartupError } from "./startup-errors.ts";
+import { DatabaseStartupError, explainMigrationFailure } from "./startup-errors.ts";
 
 export const defaultMigrationsDir = join(import.meta.dir, "../../sql");
 
@@ -56,6 +56,15 @@ async function readMigrations(dir: string): Promise<Migration[]> {
  * last COMMIT, on a connection the server may have ended by then.
  */
 export async function migrate(sql: Sql, log: Logger, dir = defaultMigrationsDir): Promise<string[]> {
+  try {
+    return await migrateUnexplained(sql, log, dir);
+  } catch (error) {
+    const explained = explainMigrationFailure(error);
+    throw explained ? new DatabaseStartupError(explained) : error;
+  }
+}
+
+async function migrateUnexplained(sql: Sql, log: Logger, dir: string): Promise<string[]> {
   const migrations = await readMigrations(dir);
   const applied = await sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${migrationLockKey})`;

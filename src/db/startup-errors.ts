@@ -77,3 +77,13 @@ export function explainConnectFailure(error: unknown, url: string): string | und
       return undefined;
   }
 }
+
+/**
+ * One line for a migration the database user may not run (insufficient_privilege),
+ * or undefined for any other failure. PostgreSQL 15 stopped granting CREATE on
+ * schema public to every user, so a role that may connect may still not create tables.
+ */
+export function explainMigrationFailure(error: unknown): string | undefined {
+  if (!(error instanceof postgres.PostgresError) || error.code !== "42501") return undefined;
+  return `the database user may not create the service's tables: ${error.message}. Run the service as the database's owner, or grant the user CREATE on the database and on schema public.`;
+}

@@ -77,10 +77,29 @@ describe("config", () => {
   });
 
   test.each([
+    ["LOG_LEVEL", "verbose", "LOG_LEVEL must be one of debug, info, warn, error"],
+    ["SESSION_COOKIE_SECURE", "maybe", "SESSION_COOKIE_SECURE must be true or false (or 1 or 0)"],
+    ["MAGIC_LINK_TTL_MINUTES", "90", "MAGIC_LINK_TTL_MINUTES must be a whole number from 1 to 60"],
+    ["WEBHOOK_SECRET_KEY", "short", "WEBHOOK_SECRET_KEY must be 32 random bytes, base64 (openssl rand -base64 32)"],
+    ["PUBLIC_BASE_URL", "https://example.org/app", "PUBLIC_BASE_URL must be an origin: http:// or https://"],
+    // postgres.js threw a URIError, with its stack, on a % that is no escape.
+    ["DATABASE_URL", "postgres://svc:50%off@db/telemetry", "DATABASE_URL has a % not followed by two hex digits"],
+  ])("an invalid %s says what it takes", (name, value, message) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  test("an origin written with a trailing slash is taken without it", () => {
+    expect(loadConfig({ PUBLIC_BASE_URL: "https://telemetry.example.org/" }).PUBLIC_BASE_URL).toBe(
+      "https://telemetry.example.org",
+    );
+  });
+
+  test.each([
     ["DATABASE_URL", "mysql://user:hunter2@127.0.0.1/db"],
     ["DATABASE_URL", "postgres://user:hunter2@[bad/x"],
     ["SMTP_URL", "http://user:hunter2@mail"],
     ["WEBHOOK_SECRET_KEY", "hunter2"],
+    ["DATABASE_URL", "postgres://user:hunter2%@127.0.0.1/db"],
   ])("an invalid %s is named without its value, which may hold a secret", (name, value) => {
     const message = (() => {
       try {

@@ -37,6 +37,44 @@ describe("start-up against a database that cannot hold the service", () => {
     expect(message).toContain("connection refused");
   }, 30_000);
 
+  test("a port that answers, but not as PostgreSQL, is named once the first answer is overdue", async () => {
+    const notPostgres = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("a web server") });
+    try {
+      const { message } = await refusedStart(`postgres://127.0.0.1:${notPostgres.port}/telemetry`);
+      expect(message).toContain(
+        `the server at 127.0.0.1:${notPostgres.port}/telemetry accepted the connection but gave no PostgreSQL answer`,
+      );
+    } finally {
+      notPostgres.stop(true);
+    }
+  }, 60_000);
+
+  test.skipIf(!testServerUrl)(
+    "a user that may not create tables (PostgreSQL 15's schema public) is told what to grant",
+    async () => {
+      const server = testServerUrl as string;
+      const role = `ct_reader_${crypto.randomUUID().slice(0, 8)}`;
+      const database = await createServerDatabase(server);
+      const admin = connect(server, 1);
+      const owner = connect(database.url, 1);
+      try {
+        await admin`CREATE ROLE ${admin(role)} LOGIN`;
+        await owner`CREATE EXTENSION IF NOT EXISTS timescaledb`;
+        const { message } = await refusedStart(
+          withDatabase(database.url, role, new URL(database.url).pathname.slice(1)),
+        );
+        expect(message).toContain("the database user may not create the service's tables");
+        expect(message).toContain("grant the user CREATE on the database and on schema public");
+      } finally {
+        await owner.end({ timeout: 5 });
+        await database.drop();
+        await admin`DROP ROLE IF EXISTS ${admin(role)}`;
+        await admin.end({ timeout: 5 });
+      }
+    },
+    60_000,
+  );
+
   test.skipIf(!testServerUrl)(
     "an unknown user, a missing database and a user without rights are named",
     async () => {
