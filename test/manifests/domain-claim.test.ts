@@ -140,6 +140,47 @@ describe("verifying a domain through the participant manifest", () => {
     ]);
   });
 
+  test("a claim does not bring back a manifest removed, or replaced, while it fetched, nor verify with it", async () => {
+    const key = await signingKey("k1");
+    const [removed, replaced, other] = [uniqueDomain("removed"), uniqueDomain("replaced"), uniqueDomain("new")];
+    const remover = await ownerWithDomain(removed);
+    const replacer = await ownerWithDomain(replaced);
+    await registerManifest(remover.admin, removed, [removed], [key]);
+    await registerManifest(replacer.admin, replaced, [replaced], [key]);
+    for (const host of [removed, replaced]) {
+      const document = manifestFor(host, { keys: [key.entry], domains: [host] });
+      publishFile(host, manifestPath, { body: JSON.stringify(document), delayMs: 1_500 });
+    }
+    const claims = [
+      verify(remover.admin, removed, await key.sign(remover.challenge)),
+      verify(replacer.admin, replaced, await key.sign(replacer.challenge)),
+    ];
+    await Bun.sleep(500);
+    expect((await callIdentity("DELETE", "/api/v1/identity/manifest", { key: remover.admin })).status).toBe(204);
+    const newUrl = serveManifest(other, manifestFor(other));
+    expect(
+      (await callIdentity("PUT", "/api/v1/identity/manifest", { key: replacer.admin, body: { url: newUrl } })).status,
+    ).toBe(200);
+    for (const res of await Promise.all(claims)) {
+      expect([res.status, res.body.code, res.body.detail]).toEqual([
+        422,
+        "verification_failed",
+        expect.stringContaining("while it was fetched"),
+      ]);
+    }
+    expect((await callIdentity("GET", "/api/v1/identity/manifest", { key: remover.admin })).status).toBe(404);
+    const kept = await callIdentity("GET", "/api/v1/identity/manifest", { key: replacer.admin });
+    expect([kept.body.url, kept.body.key_ids]).toEqual([newUrl, []]);
+    for (const [domain, admin] of [
+      [removed, remover.admin],
+      [replaced, replacer.admin],
+    ] as const) {
+      expect((await callIdentity("GET", `/api/v1/identity/domains/${domain}`, { key: admin })).body.state).toBe(
+        "registered",
+      );
+    }
+  }, 30_000);
+
   test("a manifest served by another host cannot verify the domain", async () => {
     const domain = uniqueDomain("elsewhere");
     const other = uniqueDomain("host");

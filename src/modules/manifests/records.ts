@@ -62,9 +62,10 @@ function fetchOutcome(fetched: FetchedManifest, now: Date) {
 }
 
 /**
- * Records a scheduled refetch, only while the registration is the one the refresh
- * read (same URL, same last fetch): a removal, a new URL or another fetch made
- * meanwhile (by the API or another instance) is not overwritten. True when stored.
+ * Records a refetch (the scheduled refresh's, or a domain claim's), only while
+ * the registration is the one it read (same URL, same last fetch): a removal, a
+ * new URL or another fetch made meanwhile (by the API or another instance) is not
+ * overwritten. True when stored.
  * The last fetch is compared as the service wrote it, a JS Date (milliseconds):
  * every writer of fetched_at passes one, never the database's now().
  */
