@@ -6,7 +6,7 @@ import { Type } from "@sinclair/typebox";
  * - unverified: no signature, or the reporter has no valid manifest to check it with;
  * - invalid: not a detached EdDSA JWS, or the signature does not match the body;
  * - unknown_key: `kid` names no key of the reporter's manifest;
- * - expired_key: the key's `expires` has passed.
+ * - expired_key: the key's `expires` has passed, or cannot be read (never taken as live).
  */
 export const SignatureStatus = Type.Union([
   Type.Literal("verified"),

@@ -10,8 +10,12 @@ export interface TimeWindow {
   maxFutureSeconds: number;
 }
 
-/** A wire timestamp as epoch milliseconds, or the reason it is refused. */
-export function parseTimestamp(text: string, window: TimeWindow): { ms: number } | { reason: string } {
+/**
+ * An RFC 3339 date-time as epoch milliseconds, or the reason it is refused. Every
+ * field must be in range, so a leap second (`23:59:60`), which Date cannot hold,
+ * is refused rather than read as NaN.
+ */
+export function parseDateTime(text: string): { ms: number } | { reason: string } {
   const match = isoDateTime.exec(text);
   if (!match) return { reason: "must be an ISO 8601 date-time with Z or a UTC offset" };
   const ms = Date.parse(text);
@@ -20,14 +24,21 @@ export function parseTimestamp(text: string, window: TimeWindow): { ms: number }
   const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
   const fieldsInRange =
     month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysInMonth && hour! <= 23 && minute! <= 59 && second! <= 59;
-  if (Number.isNaN(ms) || !fieldsInRange) return { reason: "is not a valid date-time" };
+  return Number.isNaN(ms) || !fieldsInRange ? { reason: "is not a valid date-time" } : { ms };
+}
+
+/** A wire timestamp as epoch milliseconds, or the reason it is refused. */
+export function parseTimestamp(text: string, window: TimeWindow): { ms: number } | { reason: string } {
+  const parsed = parseDateTime(text);
+  if ("reason" in parsed) return parsed;
+  const { ms } = parsed;
   if (ms < window.nowMs - window.maxAgeDays * 86_400_000) {
     return { reason: `is more than ${window.maxAgeDays} days old (EVENT_MAX_AGE_DAYS)` };
   }
   if (ms > window.nowMs + window.maxFutureSeconds * 1000) {
     return { reason: `is more than ${window.maxFutureSeconds} seconds in the future (EVENT_MAX_FUTURE_SECONDS)` };
   }
-  return { ms };
+  return parsed;
 }
 
 /** The lower-case host of an absolute http(s) URL, or the reason the URL is refused. */

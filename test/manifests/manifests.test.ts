@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { manifestFetchLimits } from "../../src/modules/manifests/fetch.ts";
 import { manifestPath } from "../../src/modules/manifests/model.ts";
 import { refreshDueManifests } from "../../src/modules/manifests/service.ts";
+import { verifyDetachedJws } from "../../src/modules/manifests/signatures.ts";
 import { publishFile } from "../support/domain-probe.ts";
 import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
 import { buildIdentityApp, callIdentity } from "../support/identity.ts";
@@ -101,6 +102,23 @@ describe("registering a participant manifest", () => {
       expect(res.body.errors[0].path).toBe("/url");
     }
     expect((await callIdentity("GET", "/api/v1/identity/manifest", { key: admin })).status).toBe(404);
+  });
+
+  test("a key expiry Date cannot read (a leap second) is refused, as ingest refuses it, and never taken as live", async () => {
+    const host = uniqueDomain("leap");
+    const key = await signingKey("leap", "2030-06-30T23:59:60Z");
+    const { admin } = await orgWithWriteKey();
+    const res = await register(admin, serveManifest(host, manifestFor(host, { keys: [key.entry] })));
+    expect([res.status, res.body.code, res.body.detail, res.body.errors?.[0]?.path]).toEqual([
+      422,
+      "manifest_unusable",
+      "keys/0: expires is not a valid date-time (8.4)",
+      "/url",
+    ]);
+    // A manifest stored before this check keeps such a key: it must not verify.
+    const body = new TextEncoder().encode("{}");
+    const entry = { ...key.entry, type: "Ed25519" as const };
+    expect(await verifyDetachedJws(await key.sign("{}"), body, [entry], new Date())).toBe("expired_key");
   });
 
   test("a manifest slower than the fetch limit is refused as unreachable, without a hang", async () => {

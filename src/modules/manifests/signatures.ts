@@ -1,5 +1,6 @@
 import { compactVerify, decodeProtectedHeader } from "jose";
 import type { SignatureStatus } from "../../core/signature-status.ts";
+import { parseDateTime } from "../../core/wire-values.ts";
 import type { ManifestKey } from "./model.ts";
 import { ed25519KeyBytes } from "./multibase.ts";
 
@@ -31,7 +32,11 @@ export async function verifyDetachedJws(
   }
   const key = keys.find((candidate) => candidate.id === kid);
   if (!key) return "unknown_key";
-  if (key.expires && Date.parse(key.expires) <= now.getTime()) return "expired_key";
+  if (key.expires !== undefined) {
+    // An expiry that cannot be read (stored before validation refused it) is not known to lie ahead.
+    const expiry = parseDateTime(key.expires);
+    if ("reason" in expiry || expiry.ms <= now.getTime()) return "expired_key";
+  }
   const decoded = ed25519KeyBytes(key.publicKey);
   if ("reason" in decoded) return "invalid";
   try {

@@ -1,6 +1,7 @@
 import { Value } from "@sinclair/typebox/value";
 import { isWithinDomain } from "../../core/hosts.ts";
 import { unsafeJsonValues } from "../../core/storable-json.ts";
+import { parseDateTime } from "../../core/wire-values.ts";
 import { manifestPath, ParticipantManifest } from "./model.ts";
 import { ed25519KeyBytes } from "./multibase.ts";
 
@@ -11,7 +12,8 @@ const manifestMaxDepth = 32;
  * Checks a fetched manifest document as standard 8.7 requires: invalid JSON or a
  * schema failure, duplicate `keys[].id`, a `domains` entry outside the manifest's
  * host (8.6) or `domains` on a path-prefixed manifest reject it. We also reject a
- * key whose `publicKey` is not a multibase Ed25519 key, so every stored key verifies.
+ * key whose `publicKey` is not a multibase Ed25519 key, so every stored key verifies,
+ * and one whose `expires` is not a date-time as ingest reads them, so every expiry reads.
  */
 export function validateManifest(url: URL, text: string): { manifest: ParticipantManifest } | { reason: string } {
   let document: unknown;
@@ -37,6 +39,11 @@ export function validateManifest(url: URL, text: string): { manifest: Participan
     keyIds.add(key.id);
     const decoded = ed25519KeyBytes(key.publicKey);
     if ("reason" in decoded) return { reason: `keys/${index}: publicKey ${decoded.reason} (8.4)` };
+    if (key.expires !== undefined) {
+      // The schema's date-time takes a leap second, which ingest refuses and Date cannot read.
+      const expiry = parseDateTime(key.expires);
+      if ("reason" in expiry) return { reason: `keys/${index}: expires ${expiry.reason} (8.4)` };
+    }
   }
   // Another port or a deeper path is open to more people than the host's own web
   // server, and a manifest's domains prove them (domain-claim.ts).
