@@ -39,6 +39,31 @@ describe("registering a participant manifest", () => {
     expect((await callIdentity("GET", "/api/v1/identity/manifest", { key: admin })).body.status).toBe("valid");
   });
 
+  test("Cache-Control sets the refetch time; no-store or no-cache get the 5-minute floor whatever max-age says", async () => {
+    const { admin } = await orgWithWriteKey();
+    const cases: [string | undefined, number][] = [
+      ["no-store, max-age=86400", 300],
+      ["no-store", 300],
+      ["no-cache", 300],
+      ["Private, No-Cache, max-age=600", 300],
+      ["public, max-age=600", 600],
+      ['max-age="600"', 600],
+      ["max-age=10", 300],
+      ["max-age=999999", 86_400],
+      [undefined, 3600],
+    ];
+    for (const [cacheControl, seconds] of cases) {
+      const host = uniqueDomain("cache");
+      const headers: Record<string, string> = cacheControl === undefined ? {} : { "cache-control": cacheControl };
+      const res = await register(admin, serveManifest(host, manifestFor(host), headers));
+      expect({
+        cacheControl,
+        status: res.status,
+        seconds: (Date.parse(res.body.refresh_at) - Date.parse(res.body.fetched_at)) / 1000,
+      }).toEqual({ cacheControl, status: 200, seconds });
+    }
+  });
+
   test("any v1 schema_version is taken, as ingest takes it: 1, 1.2 and 1.0.1", async () => {
     for (const version of ["1", "1.2", "1.0.1"]) {
       const host = uniqueDomain("version");

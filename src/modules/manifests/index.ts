@@ -57,7 +57,7 @@ export const manifestsModule = (ctx: AppContext) =>
         detail: {
           summary: "Register the organisation's participant manifest (standard 8)",
           description:
-            "The manifest is fetched at once through the outbound guard of domain verification (HTTPS, public addresses only, no redirects, 5 s, 64 KiB), checked against the standard's v1 manifest schema and the rules of 8.6/8.7, and refetched when its Cache-Control max-age passes (5 min to 24 h, default 1 h). A manifest that cannot be fetched or is invalid is 422 manifest_unusable naming why; nothing is stored. Its Ed25519 keys verify the organisation's signed telemetry; its domains can verify its domains (method manifest).",
+            "The manifest is fetched at once through the outbound guard of domain verification (HTTPS, public addresses only, no redirects, 5 s, 64 KiB), checked against the standard's v1 manifest schema and the rules of 8.6/8.7, and refetched when its Cache-Control max-age passes (5 min to 24 h, default 1 h; no-store or no-cache: 5 min). A manifest that cannot be fetched or is invalid is 422 manifest_unusable naming why; nothing is stored. Its Ed25519 keys verify the organisation's signed telemetry; its domains can verify its domains (method manifest).",
         },
       },
     )
