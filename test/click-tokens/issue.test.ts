@@ -36,6 +36,11 @@ describe("POST /click-tokens", () => {
     expect(Buffer.from(rows[0]?.token_hash).equals(Buffer.from(sha256(token)))).toBe(true);
   });
 
+  test("the token is shown once: its answer is not to be stored by any cache", async () => {
+    const { res } = await agentWithToken();
+    expect([res.status, res.headers.get("cache-control")]).toEqual([200, "no-store"]);
+  });
+
   test("two tokens for the same session differ", async () => {
     const { agent, sessionId, token } = await agentWithToken();
     const again = await call("POST", "/click-tokens", {

@@ -98,6 +98,15 @@ describe("GET /ctx/{token}", () => {
     expect(text).not.toContain("session_id");
   });
 
+  test("a resolved manifest is not to be stored by any cache: its URL holds a bearer token", async () => {
+    const owner = await visibleOwner();
+    const article = `https://${owner.domain}/article`;
+    const { token } = await agentSessionWithToken({ clickUrl: article, events: [validEvents.cited(owner.domain)] });
+    const network = await createTestOrg({ type: "platform" });
+    const res = await resolve(network.key, token);
+    expect([res.status, res.headers.get("cache-control")]).toEqual([200, "no-store"]);
+  });
+
   test("unknown, expired and not-shared tokens answer the same 404", async () => {
     const owner = await visibleOwner();
     const clickUrl = `https://${owner.domain}/a`;

@@ -34,7 +34,7 @@ export const clickTokensModule = (ctx: AppContext) =>
     .use(accessPlugin(ctx))
     .post(
       "/click-tokens",
-      async ({ body, principal }) => {
+      async ({ body, principal, set }) => {
         assertStorableJson(body, ingestLimits.maxJsonDepth);
         const host = httpUrlHost(body.content_url);
         if ("reason" in host) {
@@ -42,6 +42,8 @@ export const clickTokensModule = (ctx: AppContext) =>
         }
         const issued = await issueClickToken(ctx.sql, principal.orgId, body.session_id, body.content_url);
         if (!issued) throw problem("session_not_found", "your organisation has no session with this id");
+        // The token is shown in this answer only, and resolves its session's manifest.
+        set.headers["cache-control"] = "no-store";
         return issued;
       },
       {
@@ -53,13 +55,13 @@ export const clickTokensModule = (ctx: AppContext) =>
         detail: {
           summary: "Issue a click token for one of the caller's sessions",
           description:
-            "Platform or agent key with telemetry:write. The outbound link carries the token in the `ctx` query parameter; it expires after 90 days. 404 when the session is not the caller's.",
+            "Platform or agent key with telemetry:write. The outbound link carries the token in the `ctx` query parameter; it expires after 90 days. The token is in this answer only (Cache-Control: no-store). 404 when the session is not the caller's.",
         },
       },
     )
     .get(
       "/ctx/:token",
-      async ({ params, principal }) => {
+      async ({ params, principal, set }) => {
         refuseForeignToken(params.token);
         const resolved = await resolveClickManifest(ctx.sql, params.token);
         if (!resolved) {
@@ -70,6 +72,8 @@ export const clickTokensModule = (ctx: AppContext) =>
           resolverOrgId: principal.orgId,
           ownerOrgIds: resolved.ownerOrgIds,
         });
+        // Keyed by a bearer token, and what it shows follows the owners' opt-ins at lookup time.
+        set.headers["cache-control"] = "no-store";
         return resolved.manifest;
       },
       {
@@ -78,7 +82,7 @@ export const clickTokensModule = (ctx: AppContext) =>
         response: ClickManifest,
         detail: {
           summary: "Resolve a click token to its click manifest",
-          description: `Platform or agent key with telemetry:read, rate-limited per key (RATE_LIMIT_CLICK_LOOKUP_PER_SECOND). 404 click_token_not_found alike for an unknown or expired token, for a token whose issuing organisation has not enabled share_sessions_via_click_tokens, and for a token engagements have bound to two presentations (standard 7.4.1: never resolved). The manifest holds only content_grounded, content_cited and content_presented events whose content_url lies on a verified domain whose owner enabled visible_in_click_token_lookups; never turn objects, never the session id. Conversation-derived data fields follow the session's privacy_level; content_url is always visible. At most ${maxManifestEvents} events. A malformed token is 400 validation_failed, a standard ct_ token of another issuer 422 foreign_click_token. Each answered lookup is counted (GET /click-tokens/lookups), a HEAD of this path too, since it answers the same status.`,
+          description: `Platform or agent key with telemetry:read, rate-limited per key (RATE_LIMIT_CLICK_LOOKUP_PER_SECOND). 404 click_token_not_found alike for an unknown or expired token, for a token whose issuing organisation has not enabled share_sessions_via_click_tokens, and for a token engagements have bound to two presentations (standard 7.4.1: never resolved). The manifest holds only content_grounded, content_cited and content_presented events whose content_url lies on a verified domain whose owner enabled visible_in_click_token_lookups; never turn objects, never the session id. Conversation-derived data fields follow the session's privacy_level; content_url is always visible. At most ${maxManifestEvents} events. Answered with Cache-Control: no-store. A malformed token is 400 validation_failed, a standard ct_ token of another issuer 422 foreign_click_token. Each answered lookup is counted (GET /click-tokens/lookups), a HEAD of this path too, since it answers the same status.`,
         },
       },
     )
