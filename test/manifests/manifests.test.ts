@@ -129,6 +129,35 @@ describe("registering a participant manifest", () => {
     expect((await callIdentity("GET", "/api/v1/identity/manifest", { key: admin })).status).toBe(404);
   });
 
+  test("domains entries must be host names and telemetry.endpoint an HTTPS URL: each refused naming the field", async () => {
+    const { admin } = await orgWithWriteKey();
+    const cases: [string, (host: string) => Record<string, unknown>, string][] = [
+      ["a path", (host) => ({ domains: [host, `evil.com/.${host}`] }), "domains/1: "],
+      ["a space", (host) => ({ domains: [`a b.${host}`] }), "domains/0: "],
+      ["two wildcards", (host) => ({ domains: [`*.*.${host}`] }), "domains/0: "],
+      ["an empty label", (host) => ({ domains: [`a..${host}`] }), "domains/0: "],
+      ["http", (host) => ({ telemetry: { endpoint: `http://${host}/events` } }), "/telemetry/endpoint"],
+      ["javascript:", () => ({ telemetry: { endpoint: "javascript:alert(1)" } }), "/telemetry/endpoint"],
+    ];
+    for (const [label, extra, field] of cases) {
+      const host = uniqueDomain("fields");
+      const res = await register(admin, serveManifest(host, manifestFor(host, extra(host))));
+      expect({ label, status: res.status, code: res.body.code, path: res.body.errors?.[0]?.path }).toEqual({
+        label,
+        status: 422,
+        code: "manifest_unusable",
+        path: "/url",
+      });
+      expect({ label, detail: res.body.detail }).toEqual({ label, detail: expect.stringContaining(field) });
+    }
+    const host = uniqueDomain("fields");
+    const fine = manifestFor(host, {
+      domains: [host, `*.${host}`, `Shop.${host}`],
+      telemetry: { endpoint: `https://${host}/events` },
+    });
+    expect((await register(admin, serveManifest(host, fine))).status).toBe(200);
+  });
+
   test("a key expiry Date cannot read (a leap second) is refused, as ingest refuses it, and never taken as live", async () => {
     const host = uniqueDomain("leap");
     const key = await signingKey("leap", "2030-06-30T23:59:60Z");

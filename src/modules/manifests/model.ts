@@ -8,6 +8,9 @@ import { t } from "elysia";
  */
 const open = { additionalProperties: true } as const;
 
+/** An HTTPS URL (7.4, 8.5): `format: uri` alone takes any scheme, `javascript:` included. */
+const httpsUrl = { format: "uri", pattern: "^https://" } as const;
+
 /** 8.4: a signing key; `publicKey` is multibase base58btc with the Ed25519 multicodec prefix (as in did:key). */
 export const ManifestKey = t.Object(
   {
@@ -35,11 +38,11 @@ export const ParticipantManifest = t.Object(
     telemetry: t.Optional(
       t.Object(
         {
-          endpoint: t.String({ format: "uri" }),
+          endpoint: t.String(httpsUrl),
           conformance_level: t.Optional(
             t.Union([t.Literal("retrieval"), t.Literal("grounding"), t.Literal("citation")]),
           ),
-          ctx_resolution: t.Optional(t.String({ format: "uri", pattern: "^https://" })),
+          ctx_resolution: t.Optional(t.String(httpsUrl)),
           coverage: t.Optional(
             t.Record(
               t.String(),

@@ -1,5 +1,5 @@
 import { Value } from "@sinclair/typebox/value";
-import { isWithinDomain } from "../../core/hosts.ts";
+import { isHostName, isWithinDomain } from "../../core/hosts.ts";
 import { unsafeJsonValues } from "../../core/storable-json.ts";
 import { parseDateTime } from "../../core/wire-values.ts";
 import { manifestPath, ParticipantManifest } from "./model.ts";
@@ -10,10 +10,11 @@ const manifestMaxDepth = 32;
 
 /**
  * Checks a fetched manifest document as standard 8.7 requires: invalid JSON or a
- * schema failure, duplicate `keys[].id`, a `domains` entry outside the manifest's
- * host (8.6) or `domains` on a path-prefixed manifest reject it. We also reject a
- * key whose `publicKey` is not a multibase Ed25519 key, so every stored key verifies,
- * and one whose `expires` is not a date-time as ingest reads them, so every expiry reads.
+ * schema failure, duplicate `keys[].id`, a `domains` entry that is not a host name
+ * or lies outside the manifest's host (8.6) or `domains` on a path-prefixed
+ * manifest reject it. We also reject a key whose `publicKey` is not a multibase
+ * Ed25519 key, so every stored key verifies, and one whose `expires` is not a
+ * date-time as ingest reads them, so every expiry reads.
  */
 export function validateManifest(url: URL, text: string): { manifest: ParticipantManifest } | { reason: string } {
   let document: unknown;
@@ -55,6 +56,10 @@ export function validateManifest(url: URL, text: string): { manifest: Participan
   const host = url.hostname.toLowerCase();
   for (const [index, entry] of (manifest.domains ?? []).entries()) {
     const claimed = entry.toLowerCase().replace(/^\*\./, "");
+    // A suffix match alone would take "evil.example/.host" or "*.*.host" as within the host.
+    if (!isHostName(claimed)) {
+      return { reason: `domains/${index}: "${entry}" is not a host name, or "*." and a host name (8.6)` };
+    }
     if (!isWithinDomain(claimed, host)) {
       return { reason: `domains/${index}: "${entry}" is neither ${host} nor a subdomain of it (8.6)` };
     }
