@@ -128,6 +128,10 @@ export const problemCodes = {
     status: 429,
     meaning: "too many sign-in links for this address; ask again after `Retry-After` (`retry_after_seconds`)",
   },
+  too_many_invitations: {
+    status: 429,
+    meaning: "too many invitations to this address today; invite it again after `Retry-After` (`retry_after_seconds`)",
+  },
   internal_error: { status: 500, meaning: "a bug: logged with its stack, never returned" },
   database_unavailable: {
     status: 503,

@@ -55,6 +55,7 @@ const formatTexts: Record<string, string> = {
   "date-time": "an ISO 8601 date-time with Z or an offset",
   // src/http/text.ts: free text stored as sent.
   "storable-text": "text without NUL characters or unpaired UTF-16 surrogates",
+  "single-line-text": "text on one line, without control characters or unpaired UTF-16 surrogates",
   // Elysia's numeric query parameters, as they arrive: text.
   integer: "an integer",
   numeric: "a number",

@@ -11,3 +11,15 @@ if (!FormatRegistry.Has(storableText)) {
 
 /** A free-text string stored as sent: no NUL characters, no unpaired surrogates (400 at its path otherwise). */
 export const Text = (options: StringOptions = {}) => t.String({ ...options, format: storableText });
+
+const singleLine = "single-line-text";
+
+// A name goes into mail subjects and lines of text (an invitation names its
+// organisation): line breaks and other control characters in it let whoever
+// chose it write lines of their own into someone else's inbox.
+if (!FormatRegistry.Has(singleLine)) {
+  FormatRegistry.Set(singleLine, (value) => value.isWellFormed() && !/\p{Cc}|[\u2028\u2029]/u.test(value));
+}
+
+/** A name: storable text on one line, without control characters (400 at its path otherwise). */
+export const Name = (options: StringOptions = {}) => t.String({ ...options, format: singleLine });

@@ -229,6 +229,33 @@ describe("invites", () => {
     ).toBe(404);
   });
 
+  test("one address gets at most 5 invitations a day from all organisations, revoked ones counted", async () => {
+    const [first, second] = [await orgWithOwner(), await orgWithOwner()];
+    const email = uniqueEmail("flooded");
+    const inviteAndRevoke = async (owner: { session: string }) => {
+      const invited = await callIdentity("POST", `${base}/invites`, { session: owner.session, body: { email } });
+      if (invited.status !== 201) return invited;
+      expect(
+        (await callIdentity("DELETE", `${base}/invites/${invited.body.id}`, { session: owner.session })).status,
+      ).toBe(204);
+      return invited;
+    };
+    for (const { owner } of [first, first, first, second, second])
+      expect((await inviteAndRevoke(owner)).status).toBe(201);
+    const refused = await inviteAndRevoke(first.owner);
+    expect([refused.status, refused.body.code]).toEqual([429, "too_many_invitations"]);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(86_000);
+    const { ctx } = await testRuntime();
+    const mailed = await ctx.sql`SELECT 1 FROM mail_outbox WHERE recipient = ${email}`;
+    expect(mailed).toHaveLength(5);
+    // Another address is not held up.
+    const other = await callIdentity("POST", `${base}/invites`, {
+      session: first.owner.session,
+      body: { email: uniqueEmail() },
+    });
+    expect(other.status).toBe(201);
+  });
+
   test("role rules and credentials for inviting", async () => {
     const { org } = await orgWithOwner();
     const admin = await memberOf(org.id, "admin");

@@ -5,6 +5,18 @@ import { callIdentity, signIn } from "../support/identity.ts";
 const path = "/api/v1/identity/organizations";
 
 describe("POST /organizations", () => {
+  test("a name is one line: a line break or another control character is refused at /name", async () => {
+    const user = await signIn();
+    for (const name of ["Acme\r\nURGENT: visit https://evil.example", "Acme\u0007", "Acme\u2028News"]) {
+      const res = await callIdentity("POST", path, {
+        session: user.session,
+        body: { name, org_type: "content_owner", domain: uniqueDomain() },
+      });
+      expect([res.status, res.body.errors?.[0]?.path]).toEqual([400, "/name"]);
+    }
+    expect((await callIdentity("GET", path, { session: user.session })).body.total).toBe(0);
+  });
+
   test("a content owner is self-serve: caller becomes owner, domain registered not verified", async () => {
     const user = await signIn();
     const domain = uniqueDomain();

@@ -1,9 +1,9 @@
 import { t } from "elysia";
-import { Text } from "../../http/text.ts";
+import { Name, Text } from "../../http/text.ts";
 import { Email } from "../auth/model.ts";
 
 export const AccessRequestBody = t.Object({
-  org_name: Text({ minLength: 1, maxLength: 200 }),
+  org_name: Name({ minLength: 1, maxLength: 200 }),
   admin_email: Email,
   use_case: Text({ minLength: 1, maxLength: 4000 }),
 });

@@ -1,11 +1,11 @@
 import { t } from "elysia";
 import { allScopes } from "../../core/scopes.ts";
-import { Text } from "../../http/text.ts";
+import { Name } from "../../http/text.ts";
 
 const ScopeName = t.String({ description: `one of ${allScopes.join(", ")}` });
 
 export const CreateKey = t.Object({
-  name: t.Optional(t.Nullable(Text({ maxLength: 200 }))),
+  name: t.Optional(t.Nullable(Name({ maxLength: 200 }))),
   scopes: t.Optional(
     t.Nullable(
       t.Array(ScopeName, {

@@ -93,7 +93,7 @@ export const membersModule = (ctx: AppContext) =>
         response: { 201: InviteRecord },
         detail: {
           summary: "Invite an e-mail address (owner/admin session; role defaults to member; 14 days to claim)",
-          ...ownProblems("owner_role_required", "invite_exists"),
+          ...ownProblems("owner_role_required", "invite_exists", "too_many_invitations"),
         },
       },
     )

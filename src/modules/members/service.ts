@@ -32,6 +32,13 @@ export interface Invite {
 /** How long an invitation can be claimed. */
 export const inviteLifetimeDays = 14;
 
+/**
+ * Invitations one address may get in a day, from all organisations together and
+ * revoked ones counted: each is a mail that names an organisation its inviter
+ * chose, so inviting and revoking in a loop would flood the address.
+ */
+export const maxInvitationsPerAddressPerDay = 5;
+
 export async function listMembers(
   sql: Queryable,
   orgId: string,
@@ -155,8 +162,21 @@ export async function createInvite(
   input: { orgId: string; email: string; role: MemberRole; provisioningOrgId?: string; actor: AuditActor },
 ): Promise<Invite> {
   const email = normalizeEmail(input.email);
-  // Invitations of one address take turns, so a second sees the first and is refused.
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`invite:${input.orgId}:${email}`}, 0))`;
+  // Invitations of one address take turns, so a second sees the first (and the day's count) and is refused.
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`invite:${email}`}, 0))`;
+  // `frees_in`: seconds until the day's oldest leaves the count, when the next may be sent.
+  const [today] = await sql<{ n: number; frees_in: number | null }[]>`
+    SELECT count(*)::int AS n, ceil(extract(epoch FROM min(created_at) + interval '1 day' - now()))::int AS frees_in
+    FROM invites WHERE email = ${email} AND created_at > now() - interval '1 day'`;
+  if ((today?.n ?? 0) >= maxInvitationsPerAddressPerDay) {
+    const retryAfterSeconds = Math.max(1, today?.frees_in ?? 1);
+    throw problem(
+      "too_many_invitations",
+      `${email} was invited ${maxInvitationsPerAddressPerDay} times in the last day, revoked invitations included: invite it again in ${retryAfterSeconds} s`,
+      { retry_after_seconds: retryAfterSeconds },
+      { "retry-after": String(retryAfterSeconds) },
+    );
+  }
   const [existing] = await sql<{ id: string }[]>`
     SELECT id FROM invites
     WHERE org_id = ${input.orgId}::uuid AND email = ${email} AND claimed_at IS NULL AND revoked_at IS NULL

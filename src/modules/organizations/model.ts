@@ -1,12 +1,12 @@
 import { t } from "elysia";
-import { Text } from "../../http/text.ts";
+import { Name } from "../../http/text.ts";
 import { DomainRecord } from "../domains/model.ts";
 
 export const OrgType = t.Union([t.Literal("content_owner"), t.Literal("platform"), t.Literal("agent")]);
 export const Role = t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]);
 
 export const CreateOrganization = t.Object({
-  name: Text({ minLength: 1, maxLength: 200 }),
+  name: Name({ minLength: 1, maxLength: 200 }),
   org_type: OrgType,
   domain: t.Optional(
     t.String({ minLength: 1, maxLength: 253, description: "required for content_owner; registered, not yet verified" }),

@@ -88,7 +88,7 @@ export const partnersModule = (ctx: AppContext) =>
         response: { 201: Provisioned },
         detail: {
           summary: "Provision a content owner with attested (verified) domains and an owner invitation",
-          ...ownProblems("domain_taken"),
+          ...ownProblems("domain_taken", "too_many_invitations"),
           description:
             "Key with partner:provision and identity:write of an enabled trusted partner. 409 domain_taken when another organisation holds a domain, or a parent or subdomain of one, verified (a verified domain covers its subdomains, and the most specific answers /resolve); nothing is created then.",
         },

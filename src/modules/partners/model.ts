@@ -1,11 +1,11 @@
 import { t } from "elysia";
-import { Text } from "../../http/text.ts";
+import { Name } from "../../http/text.ts";
 import { Email } from "../auth/model.ts";
 import { DomainRecord } from "../domains/model.ts";
 import { InviteRecord } from "../members/model.ts";
 
 export const ProvisionBody = t.Object({
-  name: Text({ minLength: 1, maxLength: 200 }),
+  name: Name({ minLength: 1, maxLength: 200 }),
   domains: t.Array(t.String({ minLength: 1, maxLength: 253 }), {
     minItems: 1,
     maxItems: 20,
