@@ -46,10 +46,12 @@ describe("magic-link sign-in", () => {
     expect(second.body.code).toBe("unauthorized");
   });
 
-  test("the link itself (GET) signs in, and a returning address is the same user", async () => {
+  test("the link itself (GET) signs in, and a returning address is the same user; a HEAD spends nothing", async () => {
     const email = uniqueEmail();
     const first = await signIn(email);
     const token = await requestLink(email.toUpperCase());
+    const scanned = await callIdentity("HEAD", `${base}/magic-link/verify?token=${encodeURIComponent(token)}`);
+    expect([scanned.status, scanned.headers.get("set-cookie")]).toEqual([200, null]);
     const res = await callIdentity("GET", `${base}/magic-link/verify?token=${encodeURIComponent(token)}`);
     expect(res.status).toBe(200);
     expect(res.body.user.id).toBe(first.userId);

@@ -114,7 +114,11 @@ export const authModule = (ctx: AppContext) => {
     )
     .get(
       "/magic-link/verify",
-      ({ query, set, headers }) => answeredFor(headers.accept, "link", () => spendMagicLink(query.token, set)),
+      ({ query, set, headers, request }) =>
+        // Mail scanners and link previews send HEAD: it spends nothing and says nothing about the token.
+        request.method === "HEAD"
+          ? (htmlAnswer("", 200) as unknown as SignedInAnswer)
+          : answeredFor(headers.accept, "link", () => spendMagicLink(query.token, set)),
       {
         public: "by_address",
         query: MagicLinkVerify,
@@ -122,7 +126,7 @@ export const authModule = (ctx: AppContext) => {
         detail: {
           summary: "Follow a sign-in link: spends the token and starts a session",
           description:
-            "A browser (Accept preferring text/html) gets a small HTML page (text/html) saying what happened, with the session cookie set; API clients get the JSON below.",
+            "A browser (Accept preferring text/html) gets a small HTML page (text/html) saying what happened, with the session cookie set; API clients get the JSON below. A HEAD (a mail scanner's) spends nothing: 200 whatever the token.",
         },
       },
     )
