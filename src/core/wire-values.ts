@@ -50,9 +50,18 @@ export function httpUrlHost(url: string): { host: string } | { reason: string } 
     return { reason: "is not an absolute URL" };
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return { reason: "must be an http or https URL" };
+  // The URL is stored and shown as sent, while parsing forgives what its readers
+  // would not: spaces around it, `https:\\host` or `https:/host` for `https://host`.
+  if (!writtenAsUrl.test(url)) {
+    return { reason: "must be written as http(s)://host…, without spaces, control characters or backslashes" };
+  }
+  // Every resolver of a click token, and every reader of the owner's data, would see them.
+  if (parsed.username !== "" || parsed.password !== "") return { reason: "must not carry a user name or password" };
   const host = hostOfParsedUrl(parsed);
   return host ? { host } : { reason: "has no host" };
 }
+
+const writtenAsUrl = /^https?:\/\/[^/\\][^\s\\\p{Cc}]*$/iu;
 
 const manifestPath = "/.well-known/content-telemetry.json";
 

@@ -73,13 +73,17 @@ describe("POST /click-tokens", () => {
     expect(res.body.code).toBe("platform_key_required");
   });
 
-  test("content_url must be http(s)", async () => {
+  test("content_url must be an http(s) URL as written, without credentials", async () => {
     const { agent, sessionId } = await agentWithToken();
-    const res = await call("POST", "/click-tokens", {
-      key: agent.key,
-      body: { session_id: sessionId, content_url: "javascript:alert(1)" },
-    });
-    expect(res.status).toBe(400);
+    for (const content_url of [
+      "javascript:alert(1)",
+      "https://user:pw@news.example.com/x",
+      " https://news.example.com/x",
+      "https:\\\\evil.example\\x",
+    ]) {
+      const res = await call("POST", "/click-tokens", { key: agent.key, body: { session_id: sessionId, content_url } });
+      expect([res.status, res.body.errors?.[0]?.path]).toEqual([400, "/content_url"]);
+    }
   });
 });
 

@@ -229,6 +229,13 @@ describe("values", () => {
       "ftp://files.example.com/a",
       "not a url",
       "mailto:x@example.com",
+      // Stored and shown as sent: credentials would reach every reader, and parsing forgives these forms.
+      `https://reader:hunter2@${domain}/a`,
+      ` https://${domain}/a`,
+      `https://${domain}/a\n`,
+      `https://${domain}/a b`,
+      `https:\\${domain}a`,
+      `https:/${domain}/a`,
     ]) {
       await expectRefused(validEvents.retrieved(domain, { content_url }), "/events/0/content_url");
     }

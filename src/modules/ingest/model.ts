@@ -27,7 +27,7 @@ const Timestamp = t.String({
 const HttpUrl = t.String({
   minLength: 1,
   maxLength: limits.maxUrlLength,
-  description: `absolute http or https URL, at most ${limits.maxUrlLength} characters`,
+  description: `absolute http or https URL as written (no spaces, control characters, backslashes, user name or password), at most ${limits.maxUrlLength} characters`,
 });
 const Identifier = t.String({ minLength: 1, maxLength: limits.maxIdLength });
 const Label = t.String({ maxLength: limits.maxLabelLength });
