@@ -1,4 +1,4 @@
-import { getPublicSuffix } from "tldts";
+import { getDomain, getPublicSuffix } from "tldts";
 import { invalid } from "./problem.ts";
 
 /** Why a host cannot be registered as a content owner's domain. */
@@ -80,6 +80,17 @@ export function subdomainsReversed(domain: string): { low: string; high: string 
 export function domainAndParents(host: string): string[] {
   const labels = host.split(".");
   return labels.slice(0, -1).map((_, i) => labels.slice(i).join("."));
+}
+
+/**
+ * The site of a canonical host, as browsers read "same site": its registrable
+ * domain under the ICANN and private sections of the Public Suffix List
+ * (`news.example.co.uk` and `www.example.co.uk` are `example.co.uk`, while
+ * `a.github.io` and `b.github.io` are two sites); a host without one (an IP
+ * address, localhost) is its own site.
+ */
+export function siteOf(host: string): string {
+  return getDomain(host, { allowPrivateDomains: true }) ?? host;
 }
 
 /**

@@ -3,7 +3,7 @@ import { sha256 } from "../../src/core/secrets.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
-import { batch, validEvents } from "../support/telemetry-events.ts";
+import { ago, batch, validEvents } from "../support/telemetry-events.ts";
 import { storedEvents } from "../support/telemetry-store.ts";
 
 const contentUrl = "https://shop.example.net/product/42";
@@ -208,6 +208,85 @@ describe("ctx_token on events", () => {
       400,
       [{ path: "/ctx_token", message: malformed }],
     ]);
+  });
+
+  test("an engagement reported with a token lies on the site of the token's link, or is refused at content_url", async () => {
+    const { sessionId, token } = await agentWithToken();
+    const network = await createTestOrg({ type: "platform" });
+    const click = (content_url: string) =>
+      validEvents.engaged("shop.example.net", { presentation_id: undefined, ctx_token: token, content_url });
+    const offSite = await call("POST", "/events", {
+      key: network.key,
+      body: batch([
+        click("https://other.probe-example.org/z"),
+        click("https://example.org/product/42"),
+        click("https://shop.example.net.probe-example.org/product/42"),
+      ]),
+    });
+    expect([offSite.status, offSite.body.invalid_events]).toEqual([400, [0, 1, 2]]);
+    expect(offSite.body.errors.map((e: { path: string }) => e.path)).toEqual([
+      "/events/0/content_url",
+      "/events/1/content_url",
+      "/events/2/content_url",
+    ]);
+    expect(offSite.body.errors[0].message).toContain("another site than the link the ctx_token was issued for");
+    // The link itself, with its ctx parameter, or where a redirect within its site led.
+    const onSite = await call("POST", "/events", {
+      key: network.key,
+      body: batch([
+        click(`${contentUrl}?ctx=${token}`),
+        click("https://www.example.net/product/42"),
+        click("http://SHOP.example.net:8080/p"),
+      ]),
+    });
+    expect([onSite.status, onSite.body.events_created]).toEqual([200, 3]);
+    expect((await storedEvents(network.id)).map((e) => e.session_id)).toEqual(Array(3).fill(sessionId));
+  });
+
+  test("each report of a click is stored and counted; only a retry (same id and timestamp) is not", async () => {
+    const { sessionId, token } = await agentWithToken();
+    const network = await createTestOrg({ type: "platform" });
+    const report = async (extra: Record<string, unknown>) =>
+      (
+        await call("POST", "/events", {
+          key: network.key,
+          body: batch([validEvents.engaged("shop.example.net", { presentation_id: undefined, ...extra })], {
+            ctx_token: token,
+          }),
+        })
+      ).body.events_created;
+    const click = { id: crypto.randomUUID(), timestamp: ago(30) };
+    const counted = [
+      await report({ id: undefined }),
+      await report({ id: undefined }),
+      await report(click),
+      await report(click),
+      await report({ ...click, timestamp: ago(20) }),
+    ];
+    expect(counted).toEqual([1, 1, 1, 0, 1]);
+    const stored = await storedEvents(network.id);
+    expect(stored.map((e) => e.session_id)).toEqual(Array(4).fill(sessionId));
+  });
+
+  test("a content owner reports the clicks of tokens issued for its own site, not another site's", async () => {
+    const owner = await createTestOrg();
+    const agent = await createTestOrg({ type: "agent" });
+    const { body: session } = await call("POST", "/sessions/start", { key: agent.key, body: {} });
+    const mint = async (content_url: string) =>
+      (await call("POST", "/click-tokens", { key: agent.key, body: { session_id: session.session_id, content_url } }))
+        .body.token as string;
+    const ownLanding = `https://${owner.domain}/landing`;
+    const report = async (token: string) =>
+      call("POST", "/events", {
+        key: owner.key,
+        body: batch(
+          [validEvents.engaged(owner.domain as string, { presentation_id: undefined, content_url: ownLanding })],
+          { ctx_token: token },
+        ),
+      });
+    expect((await report(await mint(ownLanding))).status).toBe(200);
+    const foreign = await report(await mint(contentUrl));
+    expect([foreign.status, foreign.body.errors?.[0]?.path]).toEqual([400, "/events/0/content_url"]);
   });
 
   test("a ctx_token and a session_id naming different sessions are refused", async () => {

@@ -1,3 +1,4 @@
+import { hostOfUrl } from "../../core/hosts.ts";
 import { hashPresentedSecret, mintSecret } from "../../core/secrets.ts";
 import type { Sql } from "../../db/sql.ts";
 import { sessionName, sessionsNamed } from "../ingest/service.ts";
@@ -34,12 +35,14 @@ export async function issueClickToken(
   return row && { token: minted.raw, session_id: sessionId, content_url: contentUrl, expires_at: row.expires_at };
 }
 
-/** The session a live token stands for, with that session's agent. */
+/** The session a live token stands for, with that session's agent, and where its link leads. */
 export interface ClickTokenSession {
   sessionId: string;
   /** The session's name as its reporter gives it (sql/067). */
   sessionName: string;
   agentId: string | null;
+  /** The host of the content_url the token was issued for. */
+  linkHost: string | null;
 }
 
 /** Resolves raw tokens in one query; unknown, malformed and expired tokens are absent from the map. */
@@ -51,14 +54,23 @@ export async function resolveClickTokens(sql: Sql, raws: readonly string[]): Pro
   }
   const resolved = new Map<string, ClickTokenSession>();
   if (byHash.size === 0) return resolved;
-  const rows = await sql<{ hash: string; session_id: string; session_name: string; agent_id: string | null }[]>`
-    SELECT encode(t.token_hash, 'hex') AS hash, t.session_id, ${sessionName(sql, "s")} AS session_name, s.agent_id
+  const rows = await sql<
+    { hash: string; session_id: string; session_name: string; agent_id: string | null; content_url: string }[]
+  >`
+    SELECT encode(t.token_hash, 'hex') AS hash, t.session_id, ${sessionName(sql, "s")} AS session_name, s.agent_id,
+           t.content_url
     FROM click_tokens t JOIN sessions s ON s.id = t.session_id
     WHERE t.token_hash IN (SELECT decode(h, 'hex') FROM unnest(${[...byHash.keys()]}::text[]) AS h)
       AND t.expires_at > now()`;
   for (const row of rows) {
     const raw = byHash.get(row.hash);
-    if (raw) resolved.set(raw, { sessionId: row.session_id, sessionName: row.session_name, agentId: row.agent_id });
+    if (!raw) continue;
+    resolved.set(raw, {
+      sessionId: row.session_id,
+      sessionName: row.session_name,
+      agentId: row.agent_id,
+      linkHost: hostOfUrl(row.content_url),
+    });
   }
   return resolved;
 }

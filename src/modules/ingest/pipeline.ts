@@ -1,5 +1,5 @@
 import type { Principal } from "../../core/caller.ts";
-import { isWithinDomain } from "../../core/hosts.ts";
+import { isWithinDomain, siteOf } from "../../core/hosts.ts";
 import { ingestLimits } from "../../core/ingest-limits.ts";
 import { holdsConversationFields, type PrivacyLevel, stripConversationData, stripTurn } from "../../core/privacy.ts";
 import { type FieldError, invalid, problem } from "../../core/problem.ts";
@@ -8,7 +8,7 @@ import type { SignatureStatus } from "../../core/signature-status.ts";
 import type { TimeWindow } from "../../core/wire-values.ts";
 import { httpUrlHost } from "../../core/wire-values.ts";
 import type { Sql } from "../../db/sql.ts";
-import { clickTokenPrefix, resolveClickTokens } from "../click-tokens/service.ts";
+import { type ClickTokenSession, clickTokenPrefix, resolveClickTokens } from "../click-tokens/service.ts";
 import type { ClickedPresentation } from "./clicked-presentations.ts";
 import { type Envelope, type IngestDocument, readDocument } from "./documents.ts";
 import type { EventRow } from "./event-columns.ts";
@@ -249,11 +249,9 @@ async function resolveSessions(
         refusal.add([{ path: `${event.path}/ctx_token`, message: "unknown or expired click token" }], event.index);
         continue;
       }
-      if (sessionId && sessionId.toLowerCase() !== token.sessionName) {
-        refusal.add(
-          [{ path: `${event.path}/ctx_token`, message: "belongs to a different session than session_id" }],
-          event.index,
-        );
+      const mismatch = clickTokenMismatch(event, token);
+      if (mismatch) {
+        refusal.add([mismatch], event.index);
         continue;
       }
       sessionId = token.sessionId;
@@ -282,6 +280,35 @@ async function resolveSessions(
     });
   }
   return rows;
+}
+
+/**
+ * Why an event cannot be reported with a live click token, when it cannot. The
+ * session_id it also names must be the token's session. An engagement reported
+ * with a token is the click on the link the token was issued for (standard 7.1:
+ * a corroborating engagement): its content_url lies on that link's site, which
+ * a redirect within the site keeps (7.2's same-domain redirects), so that no
+ * holder of a token can credit the click to another site's owner. A purchase
+ * (checkout_completed) may complete on another site than the one clicked, and an
+ * engagement known by content_id alone is counted for no owner: neither is
+ * compared.
+ */
+function clickTokenMismatch(event: CheckedEvent, token: ClickTokenSession): FieldError | undefined {
+  if (event.sessionId && event.sessionId.toLowerCase() !== token.sessionName) {
+    return { path: `${event.path}/ctx_token`, message: "belongs to a different session than session_id" };
+  }
+  const offSite =
+    event.type === "content_engaged" &&
+    event.contentHost !== null &&
+    (token.linkHost === null || siteOf(event.contentHost) !== siteOf(token.linkHost));
+  if (offSite) {
+    return {
+      path: `${event.path}/content_url`,
+      message:
+        "is on another site than the link the ctx_token was issued for; an engagement reported with a click token is the click on that link (section 7.1)",
+    };
+  }
+  return undefined;
 }
 
 /**
