@@ -121,14 +121,46 @@ describe("ctx_token on events", () => {
     const network = await createTestOrg({ type: "platform" });
     const res = await call("POST", "/events", {
       key: network.key,
-      // Naming the session as well as the token: the name its reporter gave it.
-      body: batch([validEvents.checkout({ ctx_token: issued.body.token, session_id: name })]),
+      body: batch([validEvents.checkout({ ctx_token: issued.body.token })]),
     });
     expect(res.status).toBe(200);
-    const [agentsEvent] = await storedEvents(agent.id);
+    // The issuer may name its session as well as the token: by the name it gave it.
+    const own = await call("POST", "/events", {
+      key: agent.key,
+      body: batch([validEvents.checkout({ ctx_token: issued.body.token, session_id: name })]),
+    });
+    expect(own.status).toBe(200);
+    const [agentsEvent, ownCheckout] = await storedEvents(agent.id);
     const [engagement] = await storedEvents(network.id);
     expect(agentsEvent?.session_id).not.toBe(name);
     expect(engagement).toMatchObject({ session_id: agentsEvent?.session_id, agent_id: "assistant-7" });
+    expect(ownCheckout?.session_id).toBe(agentsEvent?.session_id as string);
+  });
+
+  test("a token's holder learns nothing of its session id: with the token, any session_id of its own is refused alike", async () => {
+    const { agent, sessionId, token } = await agentWithToken();
+    const network = await createTestOrg({ type: "platform" });
+    const answer = async (session_id: string) => {
+      const res = await call("POST", "/events", {
+        key: network.key,
+        body: batch([validEvents.checkout({ ctx_token: token, session_id })]),
+      });
+      const { code, detail, errors, invalid_events } = res.body;
+      return { status: res.status, code, detail, errors, invalid_events };
+    };
+    const guesses = [await answer(crypto.randomUUID()), await answer(sessionId), await answer(sessionId.toUpperCase())];
+    expect(guesses[0]?.status).toBe(400);
+    expect(guesses[0]?.errors).toEqual([
+      { path: "/events/0/ctx_token", message: "belongs to a different session than session_id" },
+    ]);
+    expect(guesses.slice(1)).toEqual([guesses[0], guesses[0]] as typeof guesses);
+    expect(await storedEvents(network.id)).toEqual([]);
+    // The token's issuer names its own session.
+    const own = await call("POST", "/events", {
+      key: agent.key,
+      body: batch([validEvents.checkout({ ctx_token: token, session_id: sessionId })]),
+    });
+    expect(own.status).toBe(200);
   });
 
   test("the network that reports a click never reads the agent's session id back; the agent does", async () => {

@@ -38,7 +38,8 @@ export async function issueClickToken(
 /** The session a live token stands for, with that session's agent, and where its link leads. */
 export interface ClickTokenSession {
   sessionId: string;
-  /** The session's name as its reporter gives it (sql/067). */
+  /** The session's organisation, the token's issuer; and its name there (sql/067). */
+  orgId: string;
   sessionName: string;
   agentId: string | null;
   /** The host of the content_url the token was issued for. */
@@ -55,10 +56,17 @@ export async function resolveClickTokens(sql: Sql, raws: readonly string[]): Pro
   const resolved = new Map<string, ClickTokenSession>();
   if (byHash.size === 0) return resolved;
   const rows = await sql<
-    { hash: string; session_id: string; session_name: string; agent_id: string | null; content_url: string }[]
+    {
+      hash: string;
+      session_id: string;
+      org_id: string;
+      session_name: string;
+      agent_id: string | null;
+      content_url: string;
+    }[]
   >`
-    SELECT encode(t.token_hash, 'hex') AS hash, t.session_id, ${sessionName(sql, "s")} AS session_name, s.agent_id,
-           t.content_url
+    SELECT encode(t.token_hash, 'hex') AS hash, t.session_id, s.org_id, ${sessionName(sql, "s")} AS session_name,
+           s.agent_id, t.content_url
     FROM click_tokens t JOIN sessions s ON s.id = t.session_id
     WHERE t.token_hash IN (SELECT decode(h, 'hex') FROM unnest(${[...byHash.keys()]}::text[]) AS h)
       AND t.expires_at > now()`;
@@ -67,6 +75,7 @@ export async function resolveClickTokens(sql: Sql, raws: readonly string[]): Pro
     if (!raw) continue;
     resolved.set(raw, {
       sessionId: row.session_id,
+      orgId: row.org_id,
       sessionName: row.session_name,
       agentId: row.agent_id,
       linkHost: hostOfUrl(row.content_url),

@@ -249,7 +249,7 @@ async function resolveSessions(
         refusal.add([{ path: `${event.path}/ctx_token`, message: "unknown or expired click token" }], event.index);
         continue;
       }
-      const mismatch = clickTokenMismatch(event, token);
+      const mismatch = clickTokenMismatch(event, token, orgId);
       if (mismatch) {
         refusal.add([mismatch], event.index);
         continue;
@@ -283,18 +283,21 @@ async function resolveSessions(
 }
 
 /**
- * Why an event cannot be reported with a live click token, when it cannot. The
- * session_id it also names must be the token's session. An engagement reported
- * with a token is the click on the link the token was issued for (standard 7.1:
- * a corroborating engagement): its content_url lies on that link's site, which
- * a redirect within the site keeps (7.2's same-domain redirects), so that no
- * holder of a token can credit the click to another site's owner. A purchase
- * (checkout_completed) may complete on another site than the one clicked, and an
- * engagement known by content_id alone is counted for no owner: neither is
- * compared.
+ * Why an event of `orgId` cannot be reported with a live click token, when it
+ * cannot. A session_id it also names is a name among the caller's own sessions
+ * (sql/067), so it matches only when the caller issued the token for the session
+ * of that name: anyone else is refused alike whatever id it sends, and cannot
+ * learn the issuer's session id (standard 7.1: the token keeps the session UUID
+ * from crossing the trust boundary). An engagement reported with a token is the
+ * click on the link the token was issued for (standard 7.1: a corroborating
+ * engagement): its content_url lies on that link's site, which a redirect within
+ * the site keeps (7.2's same-domain redirects), so that no holder of a token can
+ * credit the click to another site's owner. A purchase (checkout_completed) may
+ * complete on another site than the one clicked, and an engagement known by
+ * content_id alone is counted for no owner: neither is compared.
  */
-function clickTokenMismatch(event: CheckedEvent, token: ClickTokenSession): FieldError | undefined {
-  if (event.sessionId && event.sessionId.toLowerCase() !== token.sessionName) {
+function clickTokenMismatch(event: CheckedEvent, token: ClickTokenSession, orgId: string): FieldError | undefined {
+  if (event.sessionId && (token.orgId !== orgId || event.sessionId.toLowerCase() !== token.sessionName)) {
     return { path: `${event.path}/ctx_token`, message: "belongs to a different session than session_id" };
   }
   const offSite =
