@@ -191,6 +191,45 @@ describe("GET /ctx/{token}", () => {
     expect((await resolve(network.key, resent.token)).status).toBe(200);
   });
 
+  test("a token a session document binds to one presentation and a batch to another is never resolved, in either order", async () => {
+    const owner = await visibleOwner();
+    const clickUrl = `https://${owner.domain}/a`;
+    const network = await createTestOrg({ type: "platform" });
+    const engaged = (token: string, presentation_id: string) =>
+      validEvents.engaged(owner.domain, { presentation_id, ctx_token: token, content_url: clickUrl });
+    /** The agent's session document: a presentation of the link, and the click on it carrying the token. */
+    const recordedByAgent = async (own: Awaited<ReturnType<typeof agentSessionWithToken>>) => {
+      const presented = validEvents.presented(owner.domain, { content_url: clickUrl });
+      const document = {
+        document_type: "session",
+        schema_version: "1.0",
+        session_id: own.sessionId,
+        started_at: ago(3600),
+        events: [presented, engaged(own.token, presented.id)],
+      };
+      expect((await call("POST", "/events", { key: own.agent.key, body: document })).status).toBe(200);
+    };
+    const reportedByNetwork = async (token: string) => {
+      const res = await call("POST", "/events", {
+        key: network.key,
+        body: batch([engaged(token, crypto.randomUUID())]),
+      });
+      expect(res.status).toBe(200);
+    };
+
+    const documentFirst = await agentSessionWithToken({ clickUrl, events: [validEvents.grounded(owner.domain)] });
+    await recordedByAgent(documentFirst);
+    expect((await resolve(network.key, documentFirst.token)).status).toBe(200);
+    await reportedByNetwork(documentFirst.token);
+    expect((await resolve(network.key, documentFirst.token)).status).toBe(404);
+
+    const batchFirst = await agentSessionWithToken({ clickUrl, events: [validEvents.grounded(owner.domain)] });
+    await reportedByNetwork(batchFirst.token);
+    expect((await resolve(network.key, batchFirst.token)).status).toBe(200);
+    await recordedByAgent(batchFirst);
+    expect((await resolve(network.key, batchFirst.token)).status).toBe(404);
+  });
+
   test("shows only events on verified domains whose owner is visible in click-token lookups", async () => {
     const visible = await visibleOwner();
     const hidden = await visibleOwner(false);

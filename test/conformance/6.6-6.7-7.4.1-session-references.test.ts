@@ -1,8 +1,10 @@
 import { describe, expect, test } from "bun:test";
+import { agentSessionWithToken } from "../support/click-manifests.ts";
 import { contentUrl, expectAccepted, expectRefused, sessionDocument, site } from "../support/conformance.ts";
+import type { TestOrg } from "../support/fixtures.ts";
+import { call } from "../support/http.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
-
-const token = `ctx_${"t".repeat(43)}`;
+import { storedEvents } from "../support/telemetry-store.ts";
 
 // Standard 6.6, 6.7 and 7.4.1: references between the events of one session document.
 describe("6.6 distinct event ids", () => {
@@ -93,22 +95,66 @@ describe("6.7 engagement to presentation", () => {
 });
 
 describe("7.4.1 one click token, one presentation", () => {
+  /** The agent's own session document, holding `events`, posted as the session a token was issued for. */
+  const postOwn = async (own: { agent: TestOrg; sessionId: string }, events: unknown[], extra = {}) =>
+    call("POST", "/events", {
+      key: own.agent.key,
+      body: sessionDocument(events, { session_id: own.sessionId, ...extra }),
+    });
+
   test("a ctx_token on engagements of two presentations is refused", async () => {
+    const own = await agentSessionWithToken({ events: [], clickUrl: contentUrl });
     const [first, second] = [validEvents.presented(site), validEvents.presented(site, { output_id: "out-2" })];
     const engaged = (presented: { id: string }) =>
-      validEvents.engaged(site, { presentation_id: presented.id, ctx_token: token });
-    await expectRefused(
-      sessionDocument([first, second, engaged(first), engaged(second)]),
-      "/events/3/ctx_token",
-      "one click token belongs to one presentation",
-    );
+      validEvents.engaged(site, { presentation_id: presented.id, ctx_token: own.token });
+    const res = await postOwn(own, [first, second, engaged(first), engaged(second)]);
+    expect([res.status, res.body.errors]).toEqual([
+      400,
+      [
+        {
+          path: "/events/3/ctx_token",
+          message:
+            "is already bound to another presentation by /events/2; one click token belongs to one presentation (section 7.4.1)",
+        },
+      ],
+    ]);
   });
 
   test("a ctx_token on two engagements of one presentation is accepted", async () => {
+    const own = await agentSessionWithToken({ events: [], clickUrl: contentUrl });
     const presented = validEvents.presented(site);
-    const engaged = () => validEvents.engaged(site, { presentation_id: presented.id, ctx_token: token });
-    const document = sessionDocument([presented, engaged(), engaged()]);
-    const { stored } = await expectAccepted(document);
-    expect(stored).toHaveLength(3);
+    const engaged = () => validEvents.engaged(site, { presentation_id: presented.id, ctx_token: own.token });
+    // The session was started by assistant-1; the document names its agent anew, for all its events.
+    const res = await postOwn(own, [presented, engaged(), engaged()], { agent_id: "assistant-2" });
+    expect(res.status).toBe(200);
+    const stored = await storedEvents(own.agent.id);
+    expect(stored.map((event) => [event.session_id, event.agent_id])).toEqual(
+      Array(3).fill([own.sessionId, "assistant-2"]),
+    );
+  });
+
+  test("a session document's ctx_token is checked as any event's: a live token issued for the document's session", async () => {
+    const own = await agentSessionWithToken({ events: [], clickUrl: contentUrl });
+    const other = await agentSessionWithToken({ events: [], clickUrl: contentUrl });
+    const presented = validEvents.presented(site);
+    const engaged = (ctx_token: string) => validEvents.engaged(site, { presentation_id: presented.id, ctx_token });
+    const refusals = [];
+    const neverIssued = `ctx_${"t".repeat(43)}`;
+    for (const ctx_token of [neverIssued, other.token]) {
+      const res = await postOwn(own, [presented, engaged(ctx_token)]);
+      refusals.push([res.status, res.body.errors]);
+    }
+    // A session document of another session, even of the same agent, is not the token's either.
+    const elsewhere = await call("POST", "/events", {
+      key: own.agent.key,
+      body: sessionDocument([presented, engaged(own.token)]),
+    });
+    refusals.push([elsewhere.status, elsewhere.body.errors]);
+    expect(refusals).toEqual([
+      [400, [{ path: "/events/1/ctx_token", message: "unknown or expired click token" }]],
+      [400, [{ path: "/events/1/ctx_token", message: "belongs to a different session than session_id" }]],
+      [400, [{ path: "/events/1/ctx_token", message: "belongs to a different session than session_id" }]],
+    ]);
+    expect(await storedEvents(own.agent.id)).toEqual([]);
   });
 });

@@ -251,8 +251,7 @@ export function checkEvent(raw: EventInput, index: number, path: string, scope: 
           presentationId: orNull(raw.presentation_id),
           citationId: orNull(raw.citation_id),
           sessionId,
-          // In a session document the event's session is the document's; its token only records the click (7.4).
-          ctxToken: scope.sessionDocument ? null : ctxToken,
+          ctxToken,
           data,
           // Stripped to the session's privacy level once sessions are known (pipeline.ts).
           turn: orNull(raw.turn) as Record<string, unknown> | null,

@@ -224,9 +224,12 @@ function enforceOwnerDomains(document: IngestDocument, principal: Principal): vo
 
 /**
  * Resolves click tokens (one query) and turns checked events into rows; token
- * failures join the refusal. An event's agent is the envelope's `agent_id`
- * (standard 7.1: envelope fields apply to every event), else its session's
- * (service.ts); a click-token event's is always the token's session's.
+ * failures join the refusal. Every format goes through here, session documents
+ * included, so a token is checked, and binds its presentation (7.4.1), alike
+ * wherever it is sent. An event's agent is the envelope's `agent_id` (standard
+ * 7.1: envelope fields apply to every event), else its session's (service.ts); a
+ * click reported with a token in place of a session id is always the token's
+ * session's.
  */
 async function resolveSessions(
   sql: Sql,
@@ -254,8 +257,10 @@ async function resolveSessions(
         refusal.add([mismatch], event.index);
         continue;
       }
+      // An event that names its session (the caller's own, as the token's issuer) takes the
+      // envelope's agent like any other; a click reported in place of a session id, the session's.
+      agentId = event.sessionId ? (agentId ?? token.agentId) : token.agentId;
       sessionId = token.sessionId;
-      agentId = token.agentId;
       fromToken = true;
     }
     rows.push({
