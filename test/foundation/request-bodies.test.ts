@@ -195,17 +195,22 @@ test("a body that is not a JSON object is refused where the route takes an objec
 });
 
 describe("a string of the wrong form is refused saying which form", () => {
-  test("an e-mail address, and free text with a NUL or a lone surrogate", async () => {
+  test("an e-mail address, and a name with a NUL, a lone surrogate or a line break", async () => {
     const { app } = await testRuntime();
     const org = await createTestOrg();
     const writer = await org.keyWith(["identity:read", "identity:write"]);
     const link = await callApp(app, "POST", "/api/v1/identity/auth/magic-link", { body: { email: "not-an-email" } });
     expect([link.status, link.body.errors]).toEqual([400, [{ path: "/email", message: "must be an email address" }]]);
-    for (const name of ["a\u0000b", "a\ud800b"]) {
+    for (const name of ["a\u0000b", "a\ud800b", "a\nb"]) {
       const key = await callApp(app, "POST", "/api/v1/identity/keys", { key: writer, body: { name } });
       expect([key.status, key.body.errors]).toEqual([
         400,
-        [{ path: "/name", message: "must be text without NUL characters or unpaired UTF-16 surrogates" }],
+        [
+          {
+            path: "/name",
+            message: "must be text on one line, without control characters or unpaired UTF-16 surrogates",
+          },
+        ],
       ]);
     }
   });
