@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { ago, batch, validEvents } from "../support/telemetry-events.ts";
-import { sessionCount, storedEvents } from "../support/telemetry-store.ts";
+import { sessionCount, storedEvents, storedSession } from "../support/telemetry-store.ts";
 
 const domain = "atomic.example.net";
 
@@ -17,6 +17,26 @@ describe("idempotent retry", () => {
     const grown = batch([...first, validEvents.presented(domain)], { session_id: sessionId });
     expect((await call("POST", "/events", { key: agent.key, body: grown })).body.events_created).toBe(1);
     expect(await storedEvents(agent.id)).toHaveLength(3);
+  });
+
+  test("a retried event naming another session changes nothing: no session made, no agent or start given", async () => {
+    const platform = await createTestOrg({ type: "platform" });
+    const post = (events: unknown[], extra: Record<string, unknown>) =>
+      call("POST", "/events", { key: platform.key, body: batch(events, extra) });
+    const [first, second, unused] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const retried = validEvents.retrieved(domain, { timestamp: ago(7200) });
+    expect((await post([retried], { session_id: first, agent_id: "agent-a" })).body.events_created).toBe(1);
+    expect((await post([validEvents.cited(domain, { timestamp: ago(60) })], { session_id: second })).status).toBe(200);
+    const before = await storedSession(second);
+    expect(before?.agent_id).toBeNull();
+    for (const session_id of [second, unused]) {
+      const again = await post([retried], { session_id, agent_id: "agent-z" });
+      expect([again.status, again.body.events_created]).toEqual([200, 0]);
+    }
+    const after = await storedSession(second);
+    expect([after?.agent_id, after?.started_at]).toEqual([null, before?.started_at]);
+    expect(await storedSession(unused)).toBeUndefined();
+    expect(await sessionCount(platform.id)).toBe(2);
   });
 
   test("the same id sent again at another timestamp is another event (an event is its id and time)", async () => {

@@ -81,6 +81,19 @@ function implicitSessionsOf(plans: readonly WritePlan[]): (ImplicitSession & { o
 }
 
 /**
+ * The implicit sessions that events being written name. A retry skips the events
+ * stored already (RowsToWrite), and a skipped event takes no part in anything: the
+ * session it names is neither created nor given its agent or start.
+ */
+function sessionsWritten<Session extends ImplicitSession & { orgId: string }>(
+  sessions: readonly Session[],
+  rows: readonly EventRow[],
+): Session[] {
+  const named = new Set(rows.map((row) => `${row.orgId}/${row.sessionId?.toLowerCase()}`));
+  return sessions.filter((session) => named.has(`${session.orgId}/${session.id.toLowerCase()}`));
+}
+
+/**
  * The id a new session named `name` by `orgId` takes (sql/067): its name, unless
  * another organisation's session has that id; then a random one, the name kept
  * in `wire_id`. A claim that finds the organisation's session by name keeps it.
@@ -135,6 +148,7 @@ export async function writeIngest(
   try {
     const inserted = await inWriteTransaction(sql, async (tx, storedEvents) => {
       const writing = await RowsToWrite.of(tx, events, storedEvents);
+      const claiming = sessionsWritten(implicit, writing.rows);
       const starts = sessionStarts(writing.rows);
       const headerClaim = header
         ? tx`header_claim AS (${claimHeaderSession(tx, (plans[0] as WritePlan).orgId, header)}),`
@@ -145,12 +159,12 @@ export async function writeIngest(
           INSERT INTO sessions AS s (id, wire_id, org_id, agent_id, started_at, manifest_ref, parent_session_id)
           SELECT fresh.id, fresh.wire_id, n.org_id, n.agent_id, n.started_at, n.manifest_ref, n.parent_session_id
           FROM unnest(
-            ${implicit.map((s) => s.id)}::uuid[],
-            ${implicit.map((s) => s.orgId)}::uuid[],
-            ${implicit.map((s) => s.agentId)}::text[],
-            ${implicit.map((s) => iso(s.startedAt))}::timestamptz[],
-            ${implicit.map((s) => s.manifestRef)}::text[],
-            ${implicit.map((s) => s.parentSessionId)}::uuid[]
+            ${claiming.map((s) => s.id)}::uuid[],
+            ${claiming.map((s) => s.orgId)}::uuid[],
+            ${claiming.map((s) => s.agentId)}::text[],
+            ${claiming.map((s) => iso(s.startedAt))}::timestamptz[],
+            ${claiming.map((s) => s.manifestRef)}::text[],
+            ${claiming.map((s) => s.parentSessionId)}::uuid[]
           ) AS n (name, org_id, agent_id, started_at, manifest_ref, parent_session_id)
           ${newSessionIds(tx, tx`n.name`, tx`n.org_id`)}
           ON CONFLICT (org_id, (${sessionName(tx)})) DO UPDATE
