@@ -19,6 +19,8 @@ describe("read parameters", () => {
       await expectInvalid(`${prefix}/summary?until=2026-02-30`, owner.key, "/until");
       await expectInvalid(`${prefix}/summary?since=2026-01-01T10:00:00`, owner.key, "/since");
       await expectInvalid(`${prefix}/summary?since=2026-03-01&until=2026-02-01`, owner.key, "/since");
+      // Without since, the period begins at 1970: the until sent is what to fix.
+      await expectInvalid(`${prefix}/summary?until=1969-12-31`, owner.key, "/until");
       await expectInvalid(`${prefix}/summary?since=0000-01-01`, owner.key, "/since");
       await expectInvalid(`${prefix}/events?since=0001-01-01T00:00:00%2B01:00`, owner.key, "/since");
       await expectInvalid(`${prefix}/urls?until=9999-12-31T23:59:59-23:59`, owner.key, "/until");

@@ -50,7 +50,12 @@ export function parseRange(query: { since?: string; until?: string }): Range {
     if (error) errors.push(error);
   }
   if (errors.length === 0 && since && until && since.getTime() > until.getTime()) {
-    errors.push({ path: "/since", message: "must not be after until" });
+    // A since left out is not the caller's to fix: the until they sent is.
+    errors.push(
+      query.since === undefined
+        ? { path: "/until", message: `must not be before ${epoch.toISOString()}, where a period without since begins` }
+        : { path: "/since", message: "must not be after until" },
+    );
   }
   if (errors.length > 0) {
     throw invalid(`the query parameters are invalid: ${errors.map((e) => e.path).join(", ")}`, errors);
