@@ -7,6 +7,17 @@ export function isOrgType(value: string): value is OrgType {
   return (orgTypes as readonly string[]).includes(value);
 }
 
+const orgTypePhrases: Record<OrgType, string> = {
+  content_owner: "a content-owner organisation",
+  platform: "a platform organisation",
+  agent: "an agent organisation",
+};
+
+/** A type as a sentence names it, article included: "is an agent organisation". */
+export function orgTypePhrase(type: OrgType): string {
+  return orgTypePhrases[type];
+}
+
 export const memberRoles = ["owner", "admin", "member"] as const;
 export type MemberRole = (typeof memberRoles)[number];
 

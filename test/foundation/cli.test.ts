@@ -91,6 +91,14 @@ describe("operator CLI", () => {
     expect(ip.stderr).toContain("IP addresses");
   });
 
+  test("a grant from an agent is refused in words that read right", async () => {
+    const agent = jsonOf(await cli("org", "create", "--name", "Ag", "--type", "agent", "--json"));
+    const owner = jsonOf(await cli("org", "create", "--name", "Ow", "--type", "content_owner", "--json"));
+    const swapped = await cli("delegation", "grant", "--grantor", agent.id, "--grantee", owner.id);
+    expect(swapped.exitCode).toBe(2);
+    expect(swapped.stderr).toContain(`the grantor must be a content owner (${agent.id} is an agent organisation)`);
+  }, 30_000);
+
   test("--json errors are machine-readable too", async () => {
     const out = await cli("key", "list", "--org", "nope", "--json");
     expect(out.exitCode).toBe(2);

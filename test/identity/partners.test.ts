@@ -53,6 +53,7 @@ describe("operator admin: trusted partners", () => {
     const refused = await callIdentity("PUT", `${base}/admin/trusted-partners/${owner.id}`, { session: admin.session });
     expect(refused.status).toBe(422);
     expect(refused.body.code).toBe("not_a_platform");
+    expect(refused.body.errors).toEqual([{ path: "/org_id", message: "is a content-owner organisation" }]);
     expect(
       (await callIdentity("PUT", `${base}/admin/trusted-partners/${crypto.randomUUID()}`, { session: admin.session }))
         .status,

@@ -1,6 +1,7 @@
 import { Value } from "@sinclair/typebox/value";
 import type { AuditActor } from "../../core/caller.ts";
 import { normalizeDomain, withDomainInput } from "../../core/hosts.ts";
+import { orgTypePhrase } from "../../core/organizations.ts";
 import { invalid, type ProblemCode, ProblemError, problem } from "../../core/problem.ts";
 import { describeErrors } from "../../core/schema-errors.ts";
 import type { Fragment, Queryable, Sql } from "../../db/sql.ts";
@@ -199,7 +200,10 @@ export async function grantDelegation(
   ]);
   if (!grantor) throw problem("organization_not_found", `organisation ${input.grantorOrgId} does not exist`);
   if (grantor.org_type !== "content_owner") {
-    throw problem("content_owner_only", `the grantor must be a content owner (${grantor.id} is a ${grantor.org_type})`);
+    throw problem(
+      "content_owner_only",
+      `the grantor must be a content owner (${grantor.id} is ${orgTypePhrase(grantor.org_type)})`,
+    );
   }
   if (!grantee) throw problem("organization_not_found", `organisation ${input.granteeOrgId} does not exist`);
   if (grantee.org_type === "content_owner") {

@@ -1,5 +1,6 @@
 import type { AuditActor, Principal } from "../../core/caller.ts";
 import { domainAndParents, isWithinDomain, normalizeDomain, subdomainsReversed } from "../../core/hosts.ts";
+import { orgTypePhrase } from "../../core/organizations.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import type { Queryable, Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
@@ -43,7 +44,7 @@ export async function enableTrustedPartner(
   if (org.org_type !== "platform") {
     throw invalid(
       "only platform organisations can be trusted partners",
-      [{ path: "/org_id", message: `is a ${org.org_type} organisation` }],
+      [{ path: "/org_id", message: `is ${orgTypePhrase(org.org_type)}` }],
       "not_a_platform",
     );
   }
