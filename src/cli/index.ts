@@ -12,8 +12,28 @@ import { cliLog } from "./operator.ts";
 
 const commands: Command[] = [...identityCommands, ...delegationCommands, ...mailCommands];
 
-function usage(): string {
-  const lines = commands.map((c) => {
+/** The commands whose words begin with these: `org` names the organisation's. */
+function commandsUnder(words: string[]): Command[] {
+  return commands.filter((c) => words.every((word, i) => c.words[i] === word));
+}
+
+/** The commands under the longest run of leading words that names any: `org frobnicate` → the organisation's. */
+function nearestCommands(args: string[]): Command[] {
+  for (let n = args.length; n > 0; n--) {
+    const under = commandsUnder(args.slice(0, n));
+    if (under.length > 0) return under;
+  }
+  return commands;
+}
+
+/** Words that begin commands without naming one: `org`, or none at all. */
+function isGroup(args: string[]): boolean {
+  const under = commandsUnder(args);
+  return under.length > 0 && under.every((c) => c.words.length > args.length);
+}
+
+function usage(shown: Command[]): string {
+  const lines = shown.map((c) => {
     const opts = Object.entries(c.options)
       .map(([name, spec]) => {
         const flag = spec.type === "string" ? `--${name} <${name}>` : `--${name}`;
@@ -36,8 +56,10 @@ function findCommand(argv: string[]): { command: Command; rest: string[] } {
 async function main(argv: string[]): Promise<number> {
   const json = argv.includes("--json");
   const args = argv.filter((a) => a !== "--json");
-  if (args.length === 0 || args[0] === "help" || args.includes("--help")) {
-    console.log(usage());
+  // Help, or a group's words alone (`org`, or none at all): the commands they name.
+  const asked = (args[0] === "help" ? args.slice(1) : args).filter((a) => a !== "--help");
+  if (asked.length < args.length || isGroup(args)) {
+    console.log(usage(nearestCommands(asked)));
     return 0;
   }
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
@@ -72,7 +94,8 @@ async function main(argv: string[]): Promise<number> {
       (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS"));
     if (json) console.log(JSON.stringify({ error: message }));
     console.error(`error: ${message}`);
-    if (error instanceof UsageError || (error instanceof TypeError && isUsage)) console.error(`\n${usage()}`);
+    if (error instanceof UsageError || (error instanceof TypeError && isUsage))
+      console.error(`\n${usage(nearestCommands(args))}`);
     return isUsage ? 2 : 1;
   } finally {
     await db?.close();

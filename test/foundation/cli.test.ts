@@ -91,6 +91,19 @@ describe("operator CLI", () => {
     expect(ip.stderr).toContain("IP addresses");
   });
 
+  test("a group's word alone lists its commands; an unknown one in it is shown them", async () => {
+    const group = await runCli({ env: {} }, "org");
+    expect(group.exitCode).toBe(0);
+    expect(group.stdout).toContain("org create --name <name> --type <type>");
+    expect(group.stdout).toContain("org suspend --id <id>");
+    expect(group.stdout).not.toContain("key create");
+    const unknown = await runCli({ env: {} }, "org", "frobnicate");
+    expect(unknown.exitCode).toBe(2);
+    expect(unknown.stderr).toContain("unknown command: org frobnicate");
+    expect(unknown.stderr).toContain("org resume --id <id>");
+    expect(unknown.stderr).not.toContain("key create");
+  });
+
   test("a grant from an agent is refused in words that read right", async () => {
     const agent = jsonOf(await cli("org", "create", "--name", "Ag", "--type", "agent", "--json"));
     const owner = jsonOf(await cli("org", "create", "--name", "Ow", "--type", "content_owner", "--json"));
