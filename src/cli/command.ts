@@ -4,8 +4,19 @@ import type { Sql } from "../db/sql.ts";
 export type OptionSpec = Record<string, { type: "string" | "boolean"; required?: boolean; description: string }>;
 export type OptionValues = Record<string, string | boolean | undefined>;
 
-/** A mistake in how the command was called: printed with usage, exit code 2. */
-export class UsageError extends Error {
+/**
+ * Input refused for what it names or carries (an organisation that does not
+ * exist, a domain on a platform): its message alone, exit code 2.
+ */
+export class BadInputError extends Error {
+  override name = "BadInputError";
+}
+
+/**
+ * A mistake in how the command was called (an unknown command or option, an
+ * argument missing or malformed): printed with the command's usage, exit code 2.
+ */
+export class UsageError extends BadInputError {
   override name = "UsageError";
 }
 

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/client.ts";
 import { wouldCreateDatabase } from "../db/data-dir-lock.ts";
 import { migrate } from "../db/migrate.ts";
-import { type Command, UsageError } from "./command.ts";
+import { BadInputError, type Command, UsageError } from "./command.ts";
 import { delegationCommands } from "./commands/delegations.ts";
 import { identityCommands } from "./commands/identity.ts";
 import { mailCommands } from "./commands/mail.ts";
@@ -88,15 +88,14 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    const isUsage =
+    const misused =
       error instanceof UsageError ||
-      error instanceof ConfigError ||
       (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS"));
     if (json) console.log(JSON.stringify({ error: message }));
     console.error(`error: ${message}`);
-    if (error instanceof UsageError || (error instanceof TypeError && isUsage))
-      console.error(`\n${usage(nearestCommands(args))}`);
-    return isUsage ? 2 : 1;
+    // The usage helps with how a command is called, not with what it was given.
+    if (misused) console.error(`\n${usage(nearestCommands(args))}`);
+    return misused || error instanceof BadInputError || error instanceof ConfigError ? 2 : 1;
   } finally {
     await db?.close();
   }

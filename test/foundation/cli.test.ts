@@ -104,6 +104,18 @@ describe("operator CLI", () => {
     expect(unknown.stderr).not.toContain("key create");
   });
 
+  test("a usage error shows how to call the command; a refusal of what it names, the message alone", async () => {
+    const misused = await cli("key", "list", "--org", "not-a-uuid");
+    expect(misused.exitCode).toBe(2);
+    expect(misused.stderr).toBe(
+      "error: --org must be a UUID\n\nusage: bun run cli <command> [options] [--json]\n\ncommands:\n" +
+        "  key list --org <org>\n      list an organisation's keys (never the secrets)\n",
+    );
+    const refused = await cli("org", "create", "--name", "P", "--type", "platform", "--domain", "p.example.org");
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toBe("error: only content-owner organisations hold domains\n");
+  });
+
   test("a grant from an agent is refused in words that read right", async () => {
     const agent = jsonOf(await cli("org", "create", "--name", "Ag", "--type", "agent", "--json"));
     const owner = jsonOf(await cli("org", "create", "--name", "Ow", "--type", "content_owner", "--json"));

@@ -1,6 +1,6 @@
 import { type Delegation, grantDelegation, revokeDelegation } from "../../modules/delegations/service.ts";
-import { defineCommand, requireUuid, UsageError } from "../command.ts";
-import { asUsage, operatorCli } from "../operator.ts";
+import { BadInputError, defineCommand, requireUuid } from "../command.ts";
+import { asBadInput, operatorCli } from "../operator.ts";
 
 const describeDelegation = (d: Delegation) =>
   `delegation ${d.id}: ${d.grantor_org_id} → ${d.grantee_org_id}  scopes=[${d.scopes.join(",")}]  created=${d.created_at.toISOString()}${d.revoked_at ? `  revoked=${d.revoked_at.toISOString()}` : ""}`;
@@ -18,7 +18,7 @@ export const delegationCommands = [
       const grantorOrgId = requireUuid(o, "grantor");
       const granteeOrgId = requireUuid(o, "grantee");
       const scopes = typeof o.scopes === "string" ? o.scopes.split(",").map((s) => s.trim()) : undefined;
-      return asUsage(() =>
+      return asBadInput(() =>
         grantDelegation(sql, { grantorOrgId, granteeOrgId, scopes, actor: operatorCli, now: new Date() }),
       );
     },
@@ -31,7 +31,7 @@ export const delegationCommands = [
     async run(sql, o) {
       const id = requireUuid(o, "id");
       const delegation = await revokeDelegation(sql, { id, actor: operatorCli, now: new Date() });
-      if (!delegation) throw new UsageError(`no delegation with id ${id}`);
+      if (!delegation) throw new BadInputError(`no delegation with id ${id}`);
       return delegation;
     },
     describe: describeDelegation,

@@ -4,8 +4,8 @@ import { migrate } from "../../db/migrate.ts";
 import { lockDomainFamilies, registerDomain, registerDomainAs, verifyDomainAs } from "../../modules/domains/service.ts";
 import { type ApiKeyRecord, createApiKeyAs, listApiKeys, revokeApiKeyAs } from "../../modules/keys/service.ts";
 import { createOrganization, recordOrganizationCreated, setSuspended } from "../../modules/organizations/service.ts";
-import { defineCommand, requireString, requireUuid, UsageError } from "../command.ts";
-import { asUsage, cliLog, operatorCli, requireOrganization } from "../operator.ts";
+import { BadInputError, defineCommand, requireString, requireUuid, UsageError } from "../command.ts";
+import { asBadInput, cliLog, operatorCli, requireOrganization } from "../operator.ts";
 
 const describeKey = (key: ApiKeyRecord) =>
   `${key.id}  ${key.prefix}…  scopes=[${key.scopes.join(",")}]  created=${key.created_at.toISOString()}  last_used=${key.last_used_at?.toISOString() ?? "never"}${key.revoked_at ? `  revoked=${key.revoked_at.toISOString()}` : ""}`;
@@ -35,8 +35,8 @@ export const identityCommands = [
       const type = requireString(o, "type");
       if (!isOrgType(type)) throw new UsageError(`--type must be one of ${orgTypes.join(", ")}`);
       if (name.length > 200) throw new UsageError("--name must be at most 200 characters");
-      if (o.domain !== undefined && type !== "content_owner") throw new UsageError(domainsAreForOwners);
-      return asUsage(() =>
+      if (o.domain !== undefined && type !== "content_owner") throw new BadInputError(domainsAreForOwners);
+      return asBadInput(() =>
         sql.begin(async (tx) => {
           const org = await createOrganization(tx, { name, orgType: type });
           // As at self-serve sign-up: one entry, organization.created, naming the domain registered with it.
@@ -60,7 +60,7 @@ export const identityCommands = [
       async run(sql, o) {
         const id = requireUuid(o, "id");
         const org = await sql.begin((tx) => setSuspended(tx, id, word === "suspend", operatorCli));
-        if (!org) throw new UsageError(`organisation ${id} does not exist`);
+        if (!org) throw new BadInputError(`organisation ${id} does not exist`);
         return org;
       },
       describe: (r) =>
@@ -78,8 +78,8 @@ export const identityCommands = [
     async run(sql, o) {
       const org = await requireOrganization(sql, o, "org");
       const input = requireString(o, "domain");
-      if (org.org_type !== "content_owner") throw new UsageError(domainsAreForOwners);
-      return asUsage(() =>
+      if (org.org_type !== "content_owner") throw new BadInputError(domainsAreForOwners);
+      return asBadInput(() =>
         sql.begin(async (tx) => {
           // The family before the row the registration locks, as every verification takes them.
           if (o.verified) await lockDomainFamilies(tx, [normalizeDomain(input)]);
@@ -101,8 +101,10 @@ export const identityCommands = [
     async run(sql, o) {
       const orgId = requireUuid(o, "org");
       const input = requireString(o, "domain");
-      const domain = await asUsage(() => sql.begin((tx) => verifyDomainAs(tx, orgId, input, "operator", operatorCli)));
-      if (!domain) throw new UsageError(`${input} is not registered on organisation ${orgId}; run domain add first`);
+      const domain = await asBadInput(() =>
+        sql.begin((tx) => verifyDomainAs(tx, orgId, input, "operator", operatorCli)),
+      );
+      if (!domain) throw new BadInputError(`${input} is not registered on organisation ${orgId}; run domain add first`);
       return domain;
     },
     describe: (r) => `domain ${r.domain} on ${r.org_id}: ${r.state}`,
@@ -131,7 +133,7 @@ export const identityCommands = [
               .filter(Boolean)
           : null;
       const name = typeof o.name === "string" ? o.name : null;
-      const { key, record } = await asUsage(() =>
+      const { key, record } = await asBadInput(() =>
         sql.begin((tx) => createApiKeyAs(tx, { orgId, scopes, name }, operatorCli)),
       );
       return { key, ...record };
@@ -152,7 +154,7 @@ export const identityCommands = [
     async run(sql, o) {
       const id = requireUuid(o, "id");
       const key = await sql.begin((tx) => revokeApiKeyAs(tx, id, operatorCli));
-      if (!key) throw new UsageError(`no key with id ${id}`);
+      if (!key) throw new BadInputError(`no key with id ${id}`);
       return key;
     },
     describe: describeKey,
