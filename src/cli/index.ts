@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/client.ts";
 import { wouldCreateDatabase } from "../db/data-dir-lock.ts";
@@ -9,6 +8,7 @@ import { delegationCommands } from "./commands/delegations.ts";
 import { identityCommands } from "./commands/identity.ts";
 import { mailCommands } from "./commands/mail.ts";
 import { cliLog } from "./operator.ts";
+import { parseOptions } from "./options.ts";
 
 const commands: Command[] = [...identityCommands, ...delegationCommands, ...mailCommands];
 
@@ -65,15 +65,7 @@ async function main(argv: string[]): Promise<number> {
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
   try {
     const { command, rest } = findCommand(args);
-    const parsed = parseArgs({
-      args: rest,
-      options: Object.fromEntries(Object.entries(command.options).map(([name, spec]) => [name, { type: spec.type }])),
-      strict: true,
-      allowPositionals: false,
-    }).values as Record<string, string | boolean | undefined>;
-    for (const [name, spec] of Object.entries(command.options)) {
-      if (spec.required && parsed[name] === undefined) throw new UsageError(`--${name} is required`);
-    }
+    const parsed = parseOptions(command, rest);
     const config = loadConfig();
     if (!config.DATABASE_URL && wouldCreateDatabase(config.DATA_DIR)) {
       // Most often a CLI pointed somewhere other than the service's database.
@@ -88,14 +80,11 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    const misused =
-      error instanceof UsageError ||
-      (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS"));
     if (json) console.log(JSON.stringify({ error: message }));
     console.error(`error: ${message}`);
     // The usage helps with how a command is called, not with what it was given.
-    if (misused) console.error(`\n${usage(nearestCommands(args))}`);
-    return misused || error instanceof BadInputError || error instanceof ConfigError ? 2 : 1;
+    if (error instanceof UsageError) console.error(`\n${usage(nearestCommands(args))}`);
+    return error instanceof BadInputError || error instanceof ConfigError ? 2 : 1;
   } finally {
     await db?.close();
   }

@@ -72,6 +72,7 @@ describe("operator CLI", () => {
     [["key", "create", "--org", crypto.randomUUID()], "does not exist"],
     [["key", "list", "--org", crypto.randomUUID()], "does not exist"],
     [["org", "create", "--name", "P", "--type", "platform", "--domain", "p.example.org"], "only content-owner"],
+    [["mail", "list", "--limit", "-1"], "--limit must be 1–1000"],
     [["frobnicate"], "unknown command"],
     [["key", "list", "--org", crypto.randomUUID(), "--colour"], "Unknown option"],
   ])("bad input %p fails with a clear message and exit code 2", async (args, message) => {
