@@ -41,6 +41,22 @@ export function requireUuid(options: OptionValues, name: string): string {
   return value;
 }
 
+/**
+ * A comma-separated list (`--scopes a,b`), undefined when the option is not
+ * given. One that lists nothing (`--scopes ""`) is refused: most often a shell
+ * variable that was never set, it would otherwise mean "none" unseen.
+ */
+export function listOption(options: OptionValues, name: string, instead?: string): string[] | undefined {
+  const value = options[name];
+  if (typeof value !== "string") return undefined;
+  const items = value
+    .split(",")
+    .map((item) => item.trim())
+    .filter(Boolean);
+  if (items.length === 0) throw new UsageError(`--${name} lists nothing${instead ? `: ${instead}` : ""}`);
+  return items;
+}
+
 export function requireString(options: OptionValues, name: string): string {
   const value = options[name];
   if (typeof value !== "string" || value.trim() === "") throw new UsageError(`--${name} is required`);

@@ -34,6 +34,12 @@ describe("operator CLI", () => {
     expect(key.scopes).toEqual(["telemetry:read"]);
     const bare = jsonOf(await cli("key", "create", "--org", org.id, "--no-scopes", "--json"));
     expect(bare.scopes).toEqual([]);
+    // No scopes is asked for by name: an empty list (an unset variable, say) mints nothing.
+    const empty = await cli("key", "create", "--org", org.id, "--scopes", "");
+    expect([empty.exitCode, empty.stderr]).toEqual([
+      2,
+      expect.stringContaining("--scopes lists nothing: a key with no scopes is minted with --no-scopes"),
+    ]);
 
     const { ctx } = await testRuntime();
     expect((await ctx.keys.authenticate(key.key)).verifiedDomains).toEqual([domain]);
@@ -73,6 +79,10 @@ describe("operator CLI", () => {
     [["key", "list", "--org", crypto.randomUUID()], "does not exist"],
     [["org", "create", "--name", "P", "--type", "platform", "--domain", "p.example.org"], "only content-owner"],
     [["mail", "list", "--limit", "-1"], "--limit must be 1–1000"],
+    [
+      ["delegation", "grant", "--grantor", crypto.randomUUID(), "--grantee", crypto.randomUUID(), "--scopes", " , "],
+      "--scopes lists nothing",
+    ],
     [["frobnicate"], "unknown command"],
     [["key", "list", "--org", crypto.randomUUID(), "--colour"], "Unknown option"],
   ])("bad input %p fails with a clear message and exit code 2", async (args, message) => {

@@ -1,5 +1,5 @@
 import { type Delegation, grantDelegation, revokeDelegation } from "../../modules/delegations/service.ts";
-import { BadInputError, defineCommand, requireUuid } from "../command.ts";
+import { BadInputError, defineCommand, listOption, requireUuid } from "../command.ts";
 import { asBadInput, operatorCli } from "../operator.ts";
 
 const describeDelegation = (d: Delegation) =>
@@ -17,7 +17,7 @@ export const delegationCommands = [
     async run(sql, o) {
       const grantorOrgId = requireUuid(o, "grantor");
       const granteeOrgId = requireUuid(o, "grantee");
-      const scopes = typeof o.scopes === "string" ? o.scopes.split(",").map((s) => s.trim()) : undefined;
+      const scopes = listOption(o, "scopes");
       return asBadInput(() =>
         grantDelegation(sql, { grantorOrgId, granteeOrgId, scopes, actor: operatorCli, now: new Date() }),
       );

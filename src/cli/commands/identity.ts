@@ -4,7 +4,7 @@ import { migrate } from "../../db/migrate.ts";
 import { lockDomainFamilies, registerDomain, registerDomainAs, verifyDomainAs } from "../../modules/domains/service.ts";
 import { type ApiKeyRecord, createApiKeyAs, listApiKeys, revokeApiKeyAs } from "../../modules/keys/service.ts";
 import { createOrganization, recordOrganizationCreated, setSuspended } from "../../modules/organizations/service.ts";
-import { BadInputError, defineCommand, requireString, requireUuid, UsageError } from "../command.ts";
+import { BadInputError, defineCommand, listOption, requireString, requireUuid, UsageError } from "../command.ts";
 import { asBadInput, cliLog, operatorCli, requireOrganization } from "../operator.ts";
 
 const describeKey = (key: ApiKeyRecord) =>
@@ -124,14 +124,8 @@ export const identityCommands = [
     async run(sql, o) {
       const orgId = requireUuid(o, "org");
       if (o.scopes !== undefined && o["no-scopes"]) throw new UsageError("--scopes and --no-scopes exclude each other");
-      const scopes = o["no-scopes"]
-        ? []
-        : typeof o.scopes === "string"
-          ? o.scopes
-              .split(",")
-              .map((s) => s.trim())
-              .filter(Boolean)
-          : null;
+      const listed = listOption(o, "scopes", "a key with no scopes is minted with --no-scopes");
+      const scopes = o["no-scopes"] ? [] : (listed ?? null);
       const name = typeof o.name === "string" ? o.name : null;
       const { key, record } = await asBadInput(() =>
         sql.begin((tx) => createApiKeyAs(tx, { orgId, scopes, name }, operatorCli)),
