@@ -135,6 +135,26 @@ describe("operator CLI", () => {
     expect(swapped.stderr).toContain(`the grantor must be a content owner (${agent.id} is an agent organisation)`);
   }, 30_000);
 
+  test("doing again what is done exits 0; a grant the pair already has is a conflict, exit 1", async () => {
+    const owner = jsonOf(await cli("org", "create", "--name", "Twice", "--type", "content_owner", "--json"));
+    const agent = jsonOf(await cli("org", "create", "--name", "Twice", "--type", "agent", "--json"));
+    const pair = ["--grantor", owner.id, "--grantee", agent.id];
+    const granted = jsonOf(await cli("delegation", "grant", ...pair, "--json"));
+    const again = await cli("delegation", "grant", ...pair);
+    expect([again.exitCode, again.stderr]).toEqual([1, expect.stringContaining("already has an active delegation")]);
+    const key = jsonOf(await cli("key", "create", "--org", owner.id, "--json"));
+    for (const [noun, id] of [
+      ["delegation", granted.id],
+      ["key", key.id],
+    ]) {
+      const first = await cli(noun, "revoke", "--id", id, "--json");
+      const second = await cli(noun, "revoke", "--id", id, "--json");
+      expect([first.exitCode, second.exitCode]).toEqual([0, 0]);
+      // The first revocation's time stands.
+      expect(jsonOf(second).revoked_at).toBe(jsonOf(first).revoked_at);
+    }
+  }, 60_000);
+
   test("--json errors are machine-readable too", async () => {
     const out = await cli("key", "list", "--org", "nope", "--json");
     expect(out.exitCode).toBe(2);
