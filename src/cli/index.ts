@@ -7,7 +7,7 @@ import { BadInputError, type Command, UsageError } from "./command.ts";
 import { delegationCommands } from "./commands/delegations.ts";
 import { identityCommands } from "./commands/identity.ts";
 import { mailCommands } from "./commands/mail.ts";
-import { cliLog } from "./operator.ts";
+import { cliLog, migrationLog } from "./operator.ts";
 import { parseOptions } from "./options.ts";
 
 const commands: Command[] = [...identityCommands, ...delegationCommands, ...mailCommands];
@@ -74,7 +74,7 @@ async function main(argv: string[]): Promise<number> {
       );
     }
     db = await openDatabase(config, cliLog, { shareRunning: true });
-    if (!command.migrates) await migrate(db.sql, cliLog);
+    if (!command.migrates) await migrate(db.sql, migrationLog);
     const result = await command.run(db.sql, parsed);
     console.log(json ? JSON.stringify(result, null, 2) : command.describe(result));
     return 0;

@@ -11,6 +11,9 @@ import { BadInputError, type OptionValues, requireUuid } from "./command.ts";
 /** Warnings of the CLI's own work (waiting for the database, migrations): on stderr, so that stdout is the answer. */
 export const cliLog = createLogger("warn", { service: "cli" }, process.stderr);
 
+/** Migrations also name each one as it is applied: a new database's take about half a minute in all. */
+export const migrationLog = createLogger("info", { service: "cli" }, process.stderr);
+
 /** How the audit trail names changes made with the operator CLI. */
 export const operatorCli: AuditActor = { type: "system", id: null, label: "operator CLI" };
 

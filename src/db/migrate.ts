@@ -83,6 +83,8 @@ async function migrateUnexplained(sql: Sql, log: Logger, dir: string): Promise<s
   }
   const pending = migrations.filter((migration) => !recordedAtStart.has(migration.name));
   if (pending.length === 0) return [];
+  // A new database's migrations take about half a minute on the embedded engine: say so before the first.
+  log.info("applying migrations", { pending: pending.length });
   const scheduler = new PausedScheduler(sql, log);
   const done: string[] = [];
   try {

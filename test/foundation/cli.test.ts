@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
@@ -201,12 +202,22 @@ describe("the CLI on the embedded engine", () => {
     expect(loadConfig({}).DATA_DIR).toBe(join(import.meta.dir, "../../data"));
   });
 
-  test("warns when it is about to create a new database, and only then", async () => {
+  test("on a new database: warns before creating it and names each migration as it applies it; then neither", async () => {
     const dataDir = join(tempDir("svc-cli-"), "fresh");
-    const first = await runCli(embedded(dataDir), "org", "create", "--name", "New", "--type", "agent");
+    const first = await runCli(embedded(dataDir), "migrate");
     expect(first.exitCode).toBe(0);
-    expect(first.stderr).toContain(`warning: no database in ${dataDir} yet: creating a new, empty one.`);
-    const second = await runCli(embedded(dataDir), "key", "list", "--org", crypto.randomUUID());
-    expect(second.stderr).not.toContain("warning");
-  }, 60_000);
+    const [warning, ...progress] = first.stderr.trimEnd().split("\n");
+    expect(warning).toStartWith(`warning: no database in ${dataDir} yet: creating a new, empty one.`);
+    // Half a minute of work, shown as it goes: how many, then each as it is applied.
+    const migrations = (await readdir(join(import.meta.dir, "../../sql"))).filter((name) => name.endsWith(".sql"));
+    expect(
+      progress.map((line) => JSON.parse(line)).map(({ msg, pending, migration }) => [msg, pending ?? migration]),
+    ).toEqual([
+      ["applying migrations", migrations.length],
+      ...migrations.sort().map((name) => ["migration applied", name]),
+    ]);
+    expect(first.stdout).toBe(`applied ${migrations.length} migrations: schema is up to date\n`);
+    const second = await runCli(embedded(dataDir), "org", "create", "--name", "New", "--type", "agent");
+    expect([second.exitCode, second.stderr]).toEqual([0, ""]);
+  }, 90_000);
 });
