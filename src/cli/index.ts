@@ -7,10 +7,11 @@ import { BadInputError, type Command, UsageError } from "./command.ts";
 import { delegationCommands } from "./commands/delegations.ts";
 import { identityCommands } from "./commands/identity.ts";
 import { mailCommands } from "./commands/mail.ts";
+import { memberCommands } from "./commands/members.ts";
 import { cliLog, migrationLog } from "./operator.ts";
 import { parseOptions } from "./options.ts";
 
-const commands: Command[] = [...identityCommands, ...delegationCommands, ...mailCommands];
+const commands: Command[] = [...identityCommands, ...memberCommands, ...delegationCommands, ...mailCommands];
 
 /** The commands whose words begin with these: `org` names the organisation's. */
 function commandsUnder(words: string[]): Command[] {

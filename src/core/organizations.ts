@@ -21,6 +21,10 @@ export function orgTypePhrase(type: OrgType): string {
 export const memberRoles = ["owner", "admin", "member"] as const;
 export type MemberRole = (typeof memberRoles)[number];
 
+export function isMemberRole(value: string): value is MemberRole {
+  return (memberRoles as readonly string[]).includes(value);
+}
+
 /** What a suspended organisation's keys and members' sessions get (CLI `org suspend`, sql/075). */
 export const organizationSuspended = () =>
   problem("organization_suspended", "this organisation is suspended by the service's operator; ask them to resume it");

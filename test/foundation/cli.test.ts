@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
 import { cli, runCli } from "../support/cli.ts";
+import { callIdentity, signIn } from "../support/identity.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { tempDir } from "../support/temp-dirs.ts";
 
@@ -80,6 +81,9 @@ describe("operator CLI", () => {
     [["key", "list", "--org", crypto.randomUUID()], "does not exist"],
     [["org", "create", "--name", "P", "--type", "platform", "--domain", "p.example.org"], "only content-owner"],
     [["mail", "list", "--limit", "-1"], "--limit must be 1–1000"],
+    [["member", "add", "--org", crypto.randomUUID(), "--email", "nobody"], "--email must be an e-mail address"],
+    [["member", "add", "--org", crypto.randomUUID(), "--email", "a@b.example", "--role", "boss"], "--role must be one"],
+    [["member", "add", "--org", crypto.randomUUID(), "--email", "a@b.example"], "does not exist"],
     [
       ["delegation", "grant", "--grantor", crypto.randomUUID(), "--grantee", crypto.randomUUID(), "--scopes", " , "],
       "--scopes lists nothing",
@@ -135,6 +139,51 @@ describe("operator CLI", () => {
     expect(swapped.exitCode).toBe(2);
     expect(swapped.stderr).toContain(`the grantor must be a content owner (${agent.id} is an agent organisation)`);
   }, 30_000);
+
+  test("member add: a user, new or not, joins an organisation the CLI made, audited; again, nothing changes", async () => {
+    const org = jsonOf(await cli("org", "create", "--name", "Staffed", "--type", "content_owner", "--json"));
+    const email = `Owner-${crypto.randomUUID().slice(0, 8)}@People.test`;
+    const added = jsonOf(await cli("member", "add", "--org", org.id, "--email", email, "--role", "owner", "--json"));
+    expect(added).toMatchObject({ org_id: org.id, email: email.toLowerCase(), role: "owner", previous_role: null });
+    // Created as a first sign-in creates it: signing in is that user, who can open the organisation.
+    const owner = await signIn(email);
+    expect(owner.userId).toBe(added.user_id);
+    const theirs = await callIdentity("GET", "/api/v1/identity/organizations", { session: owner.session });
+    expect(theirs.body.items).toEqual([expect.objectContaining({ id: org.id, role: "owner" })]);
+    // The default role, member, keeps the higher one held, as a claimed invitation does.
+    const again = await cli("member", "add", "--org", org.id, "--email", email, "--json");
+    expect([again.exitCode, jsonOf(again).role, jsonOf(again).previous_role]).toEqual([0, "owner", "owner"]);
+    const colleague = await signIn();
+    await cli("member", "add", "--org", org.id, "--email", colleague.email);
+    const raised = await cli("member", "add", "--org", org.id, "--email", colleague.email, "--role", "admin");
+    expect(raised.stdout).toContain(
+      `${colleague.email} (user ${colleague.userId}) is now admin of organisation ${org.id}, was member`,
+    );
+    const { ctx } = await testRuntime();
+    const trail = await ctx.sql<{ action: string; target_id: string; details: object; actor_label: string }[]>`
+      SELECT action, target_id, details, actor_label FROM audit_events
+      WHERE org_id = ${org.id}::uuid AND action LIKE 'member.%' ORDER BY occurred_at, action`;
+    expect([...trail]).toEqual([
+      {
+        action: "member.added",
+        target_id: owner.userId,
+        details: { email: owner.email, role: "owner" },
+        actor_label: "operator CLI",
+      },
+      {
+        action: "member.added",
+        target_id: colleague.userId,
+        details: { email: colleague.email, role: "member" },
+        actor_label: "operator CLI",
+      },
+      {
+        action: "member.role_changed",
+        target_id: colleague.userId,
+        details: { email: colleague.email, from: "member", to: "admin" },
+        actor_label: "operator CLI",
+      },
+    ]);
+  }, 60_000);
 
   test("doing again what is done exits 0; a grant the pair already has is a conflict, exit 1", async () => {
     const owner = jsonOf(await cli("org", "create", "--name", "Twice", "--type", "content_owner", "--json"));

@@ -116,6 +116,63 @@ async function changingMember<T>(
   return changed as T;
 }
 
+/** `member.role_changed`, in the change's transaction. */
+function recordRoleChanged(tx: Transaction, actor: AuditActor, orgId: string, member: Member, to: MemberRole) {
+  return recordAudit(tx, {
+    actor,
+    orgId,
+    action: "member.role_changed",
+    targetType: "user",
+    targetId: member.user_id,
+    details: { email: member.email, from: member.role, to },
+  });
+}
+
+/**
+ * Adds the user with `role`, or raises a lower role they hold to it: a higher
+ * one is kept. Answers the role they hold now; the caller holds the
+ * organisation's membership turn.
+ */
+async function joinWithRole(tx: Transaction, orgId: string, userId: string, role: MemberRole): Promise<MemberRole> {
+  await addMember(tx, orgId, userId, role);
+  const [member] = await tx<{ role: MemberRole }[]>`
+    UPDATE organization_members
+    SET role = CASE WHEN ${role} = 'owner' OR (${role} = 'admin' AND role = 'member') THEN ${role} ELSE role END
+    WHERE org_id = ${orgId}::uuid AND user_id = ${userId}::uuid
+    RETURNING role`;
+  return (member as { role: MemberRole }).role;
+}
+
+/**
+ * The operator's way to give an organisation its people (CLI `member add`): the
+ * user joins with `role` as by a claimed invitation, keeping a higher role they
+ * hold, in the organisation's membership turn. Recorded as `member.added`, or
+ * `member.role_changed` when it raised their role; nothing when it changed
+ * nothing. Answers the member with the role held before (null: none).
+ */
+export async function addMemberAs(
+  tx: Transaction,
+  input: { orgId: string; userId: string; role: MemberRole; actor: AuditActor },
+): Promise<Member & { previous_role: MemberRole | null }> {
+  await lockMembership(tx, input.orgId);
+  const before = await findMember(tx, input.orgId, input.userId);
+  const role = await joinWithRole(tx, input.orgId, input.userId, input.role);
+  const member = (await findMember(tx, input.orgId, input.userId)) as Member;
+  if (!before) {
+    await recordAudit(tx, {
+      actor: input.actor,
+      orgId: input.orgId,
+      action: "member.added",
+      targetType: "user",
+      targetId: member.user_id,
+      details: { email: member.email, role },
+    });
+  } else if (before.role !== role) {
+    await recordRoleChanged(tx, input.actor, input.orgId, before, role);
+  }
+  return { ...member, previous_role: before?.role ?? null };
+}
+
 export function changeRole(sql: Sql, access: OrgAccess, userId: string, role: MemberRole): Promise<Member> {
   return changingMember(sql, access, userId, async (tx, member, actor) => {
     assertManages(actor);
@@ -127,14 +184,7 @@ export function changeRole(sql: Sql, access: OrgAccess, userId: string, role: Me
     await tx`
       UPDATE organization_members SET role = ${role}
       WHERE org_id = ${access.orgId}::uuid AND user_id = ${member.user_id}::uuid`;
-    await recordAudit(tx, {
-      actor: access.actor,
-      orgId: access.orgId,
-      action: "member.role_changed",
-      targetType: "user",
-      targetId: member.user_id,
-      details: { email: member.email, from: member.role, to: role },
-    });
+    await recordRoleChanged(tx, access.actor, access.orgId, member, role);
     return { ...member, role };
   });
 }
@@ -295,12 +345,7 @@ export async function claimInvite(
       SELECT suspended_at IS NOT NULL AS suspended FROM organizations WHERE id = ${invite.org_id}::uuid`;
     if (org?.suspended) throw organizationSuspended();
 
-    await addMember(tx, invite.org_id, input.userId, invite.role);
-    const [member] = await tx<{ role: MemberRole }[]>`
-      UPDATE organization_members
-      SET role = CASE WHEN ${invite.role} = 'owner' OR (${invite.role} = 'admin' AND role = 'member') THEN ${invite.role} ELSE role END
-      WHERE org_id = ${invite.org_id}::uuid AND user_id = ${input.userId}::uuid
-      RETURNING role`;
+    const role = await joinWithRole(tx, invite.org_id, input.userId, invite.role);
     const [claimed] = await tx<Invite[]>`
       UPDATE invites SET claimed_at = now(), claimed_by = ${input.userId}::uuid WHERE id = ${invite.id} RETURNING *`;
     const done = claimed as Invite;
@@ -326,7 +371,7 @@ export async function claimInvite(
       targetId: invite.id,
       details: { email: invite.email, role: invite.role },
     });
-    return { invite: done, role: (member as { role: MemberRole }).role };
+    return { invite: done, role };
   });
 }
 
