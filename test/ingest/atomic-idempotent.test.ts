@@ -39,6 +39,20 @@ describe("idempotent retry", () => {
     expect(await sessionCount(platform.id)).toBe(2);
   });
 
+  test("a partly retried request starts the session it names at its written events only", async () => {
+    const platform = await createTestOrg({ type: "platform" });
+    const post = (events: unknown[], session_id: string) =>
+      call("POST", "/events", { key: platform.key, body: batch(events, { session_id }) });
+    const [first, second] = [crypto.randomUUID(), crypto.randomUUID()];
+    const retried = validEvents.retrieved(domain, { timestamp: ago(7200) });
+    expect((await post([retried], first)).body.events_created).toBe(1);
+    expect((await post([validEvents.cited(domain, { timestamp: ago(60) })], second)).status).toBe(200);
+    const before = await storedSession(second);
+    const again = await post([retried, validEvents.cited(domain, { timestamp: ago(30) })], second);
+    expect([again.status, again.body.events_created]).toEqual([200, 1]);
+    expect((await storedSession(second))?.started_at).toEqual(before?.started_at);
+  });
+
   test("the same id sent again at another timestamp is another event (an event is its id and time)", async () => {
     const agent = await createTestOrg({ type: "agent" });
     const cited = validEvents.cited(domain, { timestamp: ago(100) });

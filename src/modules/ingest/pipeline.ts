@@ -328,15 +328,11 @@ function implicitSessions(document: IngestDocument, checked: CheckedEvent[]): Im
   const byId = new Map<string, ImplicitSession>();
   for (const event of checked) {
     if (!event.sessionId || event.ctxToken || event.sessionId.toLowerCase() === session?.id.toLowerCase()) continue;
-    const known = byId.get(event.sessionId);
-    if (known) {
-      if (!envelope.startedAt && event.eventTime < known.startedAt) known.startedAt = event.eventTime;
-      continue;
-    }
+    if (byId.has(event.sessionId)) continue;
     byId.set(event.sessionId, {
       id: event.sessionId,
       agentId: envelope.agentId ?? null,
-      startedAt: envelope.startedAt ?? event.eventTime,
+      declaredStart: envelope.startedAt ?? null,
       manifestRef: envelope.manifestRef ?? null,
       parentSessionId: envelope.parentSessionId ?? null,
     });

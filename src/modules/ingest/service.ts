@@ -12,6 +12,7 @@ import {
   inWriteTransaction,
   RowsToWrite,
   readHoldersAhead,
+  type SessionStart,
   sessionStarts,
   storeCounted,
 } from "./event-store.ts";
@@ -23,7 +24,8 @@ import { sessionName, sessionsNamed } from "./session-names.ts";
 export interface ImplicitSession {
   id: string;
   agentId: string | null;
-  startedAt: Date;
+  /** The envelope's started_at; without one, the session starts at its earliest event written. */
+  declaredStart: Date | null;
   manifestRef: string | null;
   parentSessionId: string | null;
 }
@@ -50,47 +52,50 @@ export class SessionEndsBeforeStartError extends Error {
   override name = "SessionEndsBeforeStartError";
 }
 
-const iso = (date: Date | null) => (date ? date.toISOString() : null);
+const iso = (date: Date | string | null) => (date instanceof Date ? date.toISOString() : date);
+
+type ClaimedImplicitSession = Omit<ImplicitSession, "declaredStart"> & { orgId: string; startedAt: Date | string };
 
 /**
  * The implicit sessions of plans written together, one per organisation and name:
- * the earliest start, the first agent, manifest and parent given.
+ * the earliest start, the first agent, manifest and parent given. Only sessions
+ * that events being written name: a retry skips the events stored already
+ * (RowsToWrite), and a skipped event takes no part in anything, so the session
+ * it names is neither created nor given its agent or start. `starts` are the
+ * written rows' earliest of each session (sessionStarts).
  */
-function implicitSessionsOf(plans: readonly WritePlan[]): (ImplicitSession & { orgId: string })[] {
-  const byName = new Map<string, ImplicitSession & { orgId: string }>();
+function implicitSessionsOf(plans: readonly WritePlan[], starts: readonly SessionStart[]): ClaimedImplicitSession[] {
+  const firstWritten = new Map<string, SessionStart>();
+  for (const start of starts) {
+    if (!start.row.sessionFromToken)
+      firstWritten.set(`${start.row.orgId}/${start.row.sessionId?.toLowerCase()}`, start);
+  }
+  const byName = new Map<string, ClaimedImplicitSession & { startUs: number }>();
   for (const plan of plans) {
-    for (const session of plan.implicitSessions) {
+    for (const { declaredStart, ...session } of plan.implicitSessions) {
       const key = `${plan.orgId}/${session.id.toLowerCase()}`;
+      const written = firstWritten.get(key);
+      if (!written) continue;
+      const start = declaredStart
+        ? { startedAt: declaredStart, startUs: declaredStart.getTime() * 1000 }
+        : { startedAt: written.row.eventTime, startUs: written.timeUs };
       const known = byName.get(key);
       if (!known) {
-        byName.set(key, { ...session, orgId: plan.orgId });
+        byName.set(key, { ...session, ...start, orgId: plan.orgId });
         continue;
       }
       known.agentId ??= session.agentId;
       known.manifestRef ??= session.manifestRef;
       known.parentSessionId ??= session.parentSessionId;
-      if (session.startedAt < known.startedAt) known.startedAt = session.startedAt;
+      if (start.startUs < known.startUs) Object.assign(known, start);
     }
   }
   // Sessions are claimed in name order so that concurrent writes naming the same
   // sessions wait on each other in one order and never deadlock.
-  const name = (session: ImplicitSession) => session.id.toLowerCase();
+  const name = (session: { id: string }) => session.id.toLowerCase();
   return [...byName.values()].sort((a, b) =>
     name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : a.orgId < b.orgId ? -1 : 1,
   );
-}
-
-/**
- * The implicit sessions that events being written name. A retry skips the events
- * stored already (RowsToWrite), and a skipped event takes no part in anything: the
- * session it names is neither created nor given its agent or start.
- */
-function sessionsWritten<Session extends ImplicitSession & { orgId: string }>(
-  sessions: readonly Session[],
-  rows: readonly EventRow[],
-): Session[] {
-  const named = new Set(rows.map((row) => `${row.orgId}/${row.sessionId?.toLowerCase()}`));
-  return sessions.filter((session) => named.has(`${session.orgId}/${session.id.toLowerCase()}`));
 }
 
 /**
@@ -143,13 +148,12 @@ export async function writeIngest(
 ): Promise<number[]> {
   const header = plans.length === 1 ? (plans[0] as WritePlan).header : null;
   if (plans.length > 1 && plans.some((plan) => plan.header)) throw new Error("plans with a header are written alone");
-  const implicit = implicitSessionsOf(plans);
   const events = plans.flatMap((plan) => plan.events);
   try {
     const inserted = await inWriteTransaction(sql, async (tx, storedEvents) => {
       const writing = await RowsToWrite.of(tx, events, storedEvents);
-      const claiming = sessionsWritten(implicit, writing.rows);
       const starts = sessionStarts(writing.rows);
+      const claiming = implicitSessionsOf(plans, starts);
       const headerClaim = header
         ? tx`header_claim AS (${claimHeaderSession(tx, (plans[0] as WritePlan).orgId, header)}),`
         : tx``;
