@@ -4,6 +4,7 @@ import { fetchManifest } from "./fetch.ts";
 import { manifestPath } from "./model.ts";
 import { findManifest, storeRefreshedManifest } from "./records.ts";
 import { verifyDetachedJws } from "./signatures.ts";
+import { manifestClaims } from "./validate.ts";
 
 /** What an owner does to verify `domain` through its manifest (shown beside the DNS and file instructions). */
 export function manifestClaimInstructions(domain: string, challenge: string) {
@@ -12,12 +13,6 @@ export function manifestClaimInstructions(domain: string, challenge: string) {
     domains_entry: domain,
     sign: challenge,
   };
-}
-
-/** Whether a manifest `domains` entry (a host, or `*.` and a host for its subdomains) names `domain`. */
-function namesDomain(entry: string, domain: string): boolean {
-  const claimed = entry.toLowerCase();
-  return claimed.startsWith("*.") ? domain.endsWith(claimed.slice(1)) : claimed === domain;
 }
 
 /**
@@ -53,7 +48,7 @@ export async function checkManifestClaim(
   const host = new URL(registered.url).hostname.toLowerCase();
   if (!isWithinDomain(domain, host))
     return `the manifest is served by ${host}, which is neither ${domain} nor a parent of it`;
-  if (!(fetched.manifest.domains ?? []).some((entry) => namesDomain(entry, domain))) {
+  if (!manifestClaims(fetched.manifest, domain)) {
     return `the manifest's domains do not name ${domain}`;
   }
   const status = await verifyDetachedJws(

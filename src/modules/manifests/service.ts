@@ -9,7 +9,6 @@ import { verifyDetachedJws } from "./signatures.ts";
 export { checkManifestClaim, manifestClaimInstructions } from "./domain-claim.ts";
 export { findManifest, manifestOnWire, removeManifest, storeManifest } from "./records.ts";
 export { signatureHeader } from "./signatures.ts";
-export { manifestClaims } from "./validate.ts";
 
 /** Manifests refreshed per run at most, so one run stays short. */
 const refreshBatch = 50;
