@@ -16,7 +16,9 @@ export function parseOptions(command: Command, words: string[]): OptionValues {
     const word = words[i] as string;
     const next = words[i + 1];
     const takesValue = word.startsWith("--") && command.options[word.slice(2)]?.type === "string";
-    if (takesValue && next !== undefined && dashedValue.test(next)) {
+    // parseArgs would call `--limit --to x` "ambiguous" and suggest `--limit=-XYZ`.
+    if (takesValue && (next === undefined || next.startsWith("--"))) throw new UsageError(`${word} needs a value`);
+    if (takesValue && dashedValue.test(next as string)) {
       args.push(`${word}=${next}`);
       i++;
     } else {

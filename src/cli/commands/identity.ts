@@ -101,7 +101,7 @@ export const identityCommands = [
       domain: { type: "string", required: true, description: "host name" },
     },
     async run(sql, o) {
-      const orgId = requireUuid(o, "org");
+      const { id: orgId } = await requireOrganization(sql, o, "org");
       const input = requireString(o, "domain");
       const domain = await asBadInput(() =>
         sql.begin((tx) => verifyDomainAs(tx, orgId, input, "operator", operatorCli)),
