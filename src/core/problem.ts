@@ -26,7 +26,8 @@ export const problemCodes = {
   session_required: { status: 403, meaning: "the route needs a signed-in user's session, not an API key" },
   cross_site_request: {
     status: 403,
-    meaning: "a change authenticated by the session cookie came from another site's page (Sec-Fetch-Site or Origin)",
+    meaning:
+      "a change authenticated by the session cookie, or a sign-in link's button, came from another site's page (Sec-Fetch-Site or Origin)",
   },
   operator_admin_required: { status: 403, meaning: "the route is for operator admins" },
   organization_mismatch: { status: 403, meaning: "an API key acts only on its own organisation" },

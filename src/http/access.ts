@@ -18,7 +18,7 @@ import {
   type RateLimitClass,
   type RequestClient,
 } from "./rate-limit.ts";
-import { refuseCrossSiteCookie } from "./same-origin.ts";
+import { refuseCrossSite } from "./same-origin.ts";
 import { SingleFlight } from "./single-flight.ts";
 
 /**
@@ -315,7 +315,14 @@ export class AccessResolver {
   async #session(client: RequestClient, token: string | undefined): Promise<SessionUser> {
     // Without an Authorization header, the token is the cookie's (presentedSessionToken).
     const fromCookie = token !== undefined && !client.request.headers.has("authorization");
-    if (fromCookie) refuseCrossSiteCookie(client.request, this.#publicOrigin);
+    if (fromCookie) {
+      refuseCrossSite(
+        client.request,
+        this.#publicOrigin,
+        "a change signed in by the session cookie",
+        "other clients send the session as Authorization: Bearer",
+      );
+    }
     try {
       return await authenticateCountingFailures(this.ctx.rateLimiter, client, (beforeLookup) =>
         token

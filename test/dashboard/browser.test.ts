@@ -7,6 +7,7 @@ import { createTestOrg, type TestOrg, uniqueDomain } from "../support/fixtures.t
 import {
   callIdentity,
   identityTestApp,
+  latestMagicToken,
   memberOf,
   type SignedInUser,
   signIn,
@@ -125,6 +126,25 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     await page.click("button[type=submit]");
     await page.waitForSelector(".notice");
     expect(await textOf(page, ".notice")).toContain("bun run cli mail list");
+    expect({ offSite, errors }).toEqual({ offSite: [], errors: [] });
+    await page.close();
+  }, 60_000);
+
+  test("a mailed sign-in link opened in the browser signs in only when its button is pressed, then opens the dashboard", async () => {
+    const email = uniqueEmail("link");
+    expect((await callIdentity("POST", `${identityBase}/auth/magic-link`, { body: { email } })).status).toBe(202);
+    const token = await latestMagicToken(email);
+    const { page, offSite, errors } = await openPage();
+    await page.goto(`${origin()}${identityBase}/auth/magic-link/verify?token=${encodeURIComponent(token)}`);
+    expect(await textOf(page, "h1")).toBe("Sign in to Content Telemetry");
+    expect(await page.cookies()).toEqual([]);
+    await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")]);
+    expect(await textOf(page, "h1")).toBe("You are signed in");
+    const cookie = (await page.cookies()).find((c) => c.name === "svc_session");
+    const whoami = await callIdentity("GET", `${identityBase}/auth/session`, { session: cookie?.value as string });
+    expect(whoami.body.user.email).toBe(email);
+    await Promise.all([page.waitForNavigation(), page.click("a[href='/app']")]);
+    await page.waitForFunction(`document.body.textContent.includes(${JSON.stringify(email)})`);
     expect({ offSite, errors }).toEqual({ offSite: [], errors: [] });
     await page.close();
   }, 60_000);

@@ -46,23 +46,54 @@ describe("magic-link sign-in", () => {
     expect(second.body.code).toBe("unauthorized");
   });
 
-  test("the link itself (GET) signs in, and a returning address is the same user; a HEAD spends nothing", async () => {
+  test("the link itself (GET) signs a JSON client in, and a returning address is the same user; a HEAD spends nothing", async () => {
     const email = uniqueEmail();
     const first = await signIn(email);
     const token = await requestLink(email.toUpperCase());
-    const scanned = await callIdentity("HEAD", `${base}/magic-link/verify?token=${encodeURIComponent(token)}`);
+    const link = `${base}/magic-link/verify?token=${encodeURIComponent(token)}`;
+    const scanned = await callIdentity("HEAD", link);
     expect([scanned.status, scanned.headers.get("set-cookie")]).toEqual([200, null]);
-    const res = await callIdentity("GET", `${base}/magic-link/verify?token=${encodeURIComponent(token)}`);
+    const res = await callIdentity("GET", link, { headers: { accept: "application/json" } });
     expect(res.status).toBe(200);
     expect(res.body.user.id).toBe(first.userId);
   });
 
-  test("in a browser the link lands on a page that signs in and says so; a spent link says it cannot be used", async () => {
+  test("a link opened without asking for JSON (a mail scanner, a preview) shows its button and spends nothing", async () => {
+    const email = uniqueEmail("scanned");
+    const token = await requestLink(email);
+    const link = `${base}/magic-link/verify?token=${encodeURIComponent(token)}`;
+    for (const accept of [undefined, "*/*", "text/html"]) {
+      const opened = await callIdentity("GET", link, { headers: accept ? { accept } : {} });
+      expect([opened.status, opened.headers.get("content-type"), opened.headers.get("set-cookie")]).toEqual([
+        200,
+        "text/html; charset=utf-8",
+        null,
+      ]);
+      expect(opened.body).toContain(
+        `<form method="post" action="/api/v1/identity/auth/magic-link/sign-in?token=${encodeURIComponent(token)}">`,
+      );
+    }
+    const unknown = await callIdentity("GET", `${base}/magic-link/verify?token=ml_unknown`);
+    expect([unknown.status, unknown.headers.get("content-type")]).toEqual([200, "text/html; charset=utf-8"]);
+    const spent = await callIdentity("POST", `${base}/magic-link/verify`, { body: { token } });
+    expect([spent.status, spent.body.user?.email]).toEqual([200, email]);
+  });
+
+  test("in a browser the link's button signs in and says so; a spent link says it cannot be used", async () => {
     const email = uniqueEmail("browser");
     const token = await requestLink(email);
     const link = `${base}/magic-link/verify?token=${encodeURIComponent(token)}`;
-    const browser = { headers: { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" } };
-    const page = await callIdentity("GET", link, browser);
+    const accept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+    const landing = await callIdentity("GET", link, { headers: { accept } });
+    expect(landing.body).toContain('<button type="submit">Sign in</button>');
+    expect(landing.headers.get("content-security-policy")).toContain("form-action 'self'");
+    // What the browser sends when the button is pressed: the form's address, no fields.
+    const button = `${base}/magic-link/sign-in?token=${encodeURIComponent(token)}`;
+    const press = {
+      headers: { accept, "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" },
+      body: "",
+    };
+    const page = await callIdentity("POST", button, press);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
     expect(page.body).toContain("<h1>You are signed in</h1>");
@@ -78,7 +109,7 @@ describe("magic-link sign-in", () => {
     const whoami = await callIdentity("GET", `${base}/session`, { session });
     expect(whoami.body.user.email).toBe(email);
 
-    const again = await callIdentity("GET", link, browser);
+    const again = await callIdentity("POST", button, press);
     expect(again.status).toBe(401);
     expect(again.headers.get("content-type")).toBe("text/html; charset=utf-8");
     expect(again.body).toContain("<h1>This sign-in link cannot be used</h1>");
@@ -87,6 +118,24 @@ describe("magic-link sign-in", () => {
     // An API client asking for JSON still gets the problem document.
     const json = await callIdentity("GET", link, { headers: { accept: "application/json" } });
     expect([json.status, json.body.code]).toEqual([401, "unauthorized"]);
+  });
+
+  test("another site's page cannot post a sign-in token: the visitor is not signed in as its author", async () => {
+    const token = await requestLink(uniqueEmail("forged"));
+    const button = `${base}/magic-link/sign-in?token=${encodeURIComponent(token)}`;
+    const body = "";
+    const form = { "content-type": "application/x-www-form-urlencoded", accept: "text/html" };
+    const elsewhere: Record<string, string>[] = [
+      { "sec-fetch-site": "cross-site" },
+      { origin: "https://evil.example" },
+    ];
+    for (const from of elsewhere) {
+      const forged = await callIdentity("POST", button, { headers: { ...form, ...from }, body });
+      expect([forged.status, forged.headers.get("set-cookie")]).toEqual([403, null]);
+      expect(forged.body).toContain("must come from the service&#39;s own pages");
+    }
+    const own = await callIdentity("POST", button, { headers: { ...form, "sec-fetch-site": "same-origin" }, body });
+    expect(own.status).toBe(200);
   });
 
   test("an address gets at most five links per link lifetime", async () => {

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { parseOidcProviders } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
 import { ProblemError } from "../../core/problem.ts";
-import { prefersHtml } from "../../http/accept.ts";
+import { prefersHtml, prefersJson } from "../../http/accept.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent, redirectTo } from "../../http/bodiless-answers.ts";
 import {
@@ -12,11 +12,12 @@ import {
   oidcBrowserCookieName,
   sessionCookie,
 } from "../../http/credentials.ts";
+import { refuseCrossSite } from "../../http/same-origin.ts";
 import { consumeMagicLink, sendMagicLink } from "./magic-link.ts";
 import { MagicLinkRequest, MagicLinkVerify, OidcCallbackQuery, OidcProviderParams, SignedIn, WhoAmI } from "./model.ts";
 import { loginLifetimeMinutes, OidcSignIn } from "./oidc.ts";
 import { type IssuedSession, revokeSession } from "./sessions.ts";
-import { type SignInWay, signedInPage, signInFailedPage } from "./sign-in-page.ts";
+import { confirmSignInPage, type SignInWay, signedInPage, signInFailedPage } from "./sign-in-page.ts";
 import type { User } from "./users.ts";
 
 /** The response of every successful sign-in: the session in the body and as an HttpOnly cookie. */
@@ -89,7 +90,8 @@ async function answeredFor(
 
 export const authModule = (ctx: AppContext) => {
   const oidc = new OidcSignIn(parseOidcProviders(ctx.config.OIDC_PROVIDERS), ctx.config);
-  // The link's GET and the POST for clients that read the link themselves spend the token alike.
+  const publicOrigin = new URL(ctx.config.PUBLIC_BASE_URL).origin;
+  // The link's GET for JSON clients and the POST (its page's button, or a client) spend the token alike.
   const spendMagicLink = async (token: string, set: { headers: Record<string, unknown> }) =>
     signedIn(ctx, set, await consumeMagicLink(ctx.sql, token, ctx.config.SESSION_TTL_HOURS));
   return new Elysia({ name: "identity.auth", prefix: "/api/v1/identity/auth", detail: { tags: ["Identity: sign-in"] } })
@@ -114,19 +116,22 @@ export const authModule = (ctx: AppContext) => {
     )
     .get(
       "/magic-link/verify",
-      ({ query, set, headers, request }) =>
-        // Mail scanners and link previews send HEAD: it spends nothing and says nothing about the token.
-        request.method === "HEAD"
-          ? (htmlAnswer("", 200) as unknown as SignedInAnswer)
-          : answeredFor(headers.accept, "link", () => spendMagicLink(query.token, set)),
+      ({ query, set, headers, request }) => {
+        // A HEAD or a page leaves the token unspent: see confirmSignInPage.
+        if (request.method === "HEAD") return htmlAnswer("", 200) as unknown as SignedInAnswer;
+        if (!prefersJson(headers.accept))
+          return htmlAnswer(confirmSignInPage(query.token), 200) as unknown as SignedInAnswer;
+        return spendMagicLink(query.token, set);
+      },
       {
         public: "by_address",
         query: MagicLinkVerify,
         response: SignedIn,
         detail: {
-          summary: "Follow a sign-in link: spends the token and starts a session",
+          summary:
+            "Follow a sign-in link: a page whose button spends the token, or for JSON clients the sign-in itself",
           description:
-            "A browser (Accept preferring text/html) gets a small HTML page (text/html) saying what happened, with the session cookie set; API clients get the JSON below. A HEAD (a mail scanner's) spends nothing: 200 whatever the token.",
+            "Only a client asking for JSON (Accept: application/json, ahead of text/html or as much) spends the token here and gets the JSON below. Anyone else (a browser, a mail scanner, a link preview) gets a small HTML page (text/html, 200 whatever the token) whose Sign in button posts the token to POST /magic-link/sign-in: links in mail are opened by scanners before their owners, and only a person presses the button. A HEAD spends nothing either.",
         },
       },
     )
@@ -136,6 +141,24 @@ export const authModule = (ctx: AppContext) => {
       response: SignedIn,
       detail: { summary: "Spend a sign-in token (for clients that read the link themselves)" },
     })
+    .post(
+      "/magic-link/sign-in",
+      ({ query, set, headers, request }) =>
+        answeredFor(headers.accept, "link", () => {
+          refuseCrossSite(request, publicOrigin, "a sign-in from a browser");
+          return spendMagicLink(query.token, set);
+        }),
+      {
+        public: "by_address",
+        query: MagicLinkVerify,
+        response: SignedIn,
+        detail: {
+          summary: "The Sign in button of a sign-in link's page: spends the token and starts a session",
+          description:
+            "The form on the page GET /magic-link/verify shows posts here, with no body. A browser (Accept preferring text/html) gets a small page saying what happened, with the session cookie set; other clients get the JSON below. A browser's post must come from the service's own page (403 cross_site_request otherwise), so that no other site's form can sign a visitor in as someone else.",
+        },
+      },
+    )
     .get(
       "/session",
       ({ user }) => ({

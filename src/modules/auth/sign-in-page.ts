@@ -34,6 +34,22 @@ export function signedInPage(email: string, expiresAt: string): string {
   );
 }
 
+/**
+ * Where a sign-in link lands in a browser, or for anyone not asking for JSON: a
+ * button that spends it. Mail scanners and link previews open the links in the
+ * mail they pass on, and a link opened by them would be spent before its owner
+ * gets to it; only a person presses the button.
+ */
+export function confirmSignInPage(token: string): string {
+  return page(
+    "Sign in to Content Telemetry",
+    `<p>This link signs this browser in. It works once.</p>
+<form method="post" action="${escapeHtml(`/api/v1/identity/auth/magic-link/sign-in?token=${encodeURIComponent(token)}`)}">
+<button type="submit">Sign in</button>
+</form>`,
+  );
+}
+
 /** How a sign-in that failed is tried again: a new link, or a new start at the provider. */
 const tryAgain = {
   link: {
