@@ -11,6 +11,11 @@ import { tempDir } from "../support/temp-dirs.ts";
 
 const log = createLogger("error");
 
+interface Recorded {
+  name: string;
+  checksum: string;
+}
+
 // A database of its own: these tests apply and break migrations on purpose.
 let db: Database;
 beforeAll(async () => {
@@ -50,6 +55,35 @@ describe("migrations", () => {
     const [table] = await db.sql`SELECT to_regclass('should_not_exist') AS t`;
     expect(table?.t).toBeNull();
   });
+
+  test("an installation that applied an earlier, comment-only version of a migration upgrades", async () => {
+    // What installations at c560a39, 92a8896 and a0a79c7 recorded: 0f10ba6, 2d380cd and c933596 rewrote these comments.
+    const earlier: Record<string, string> = {
+      "060_owner_timeseries_rollups.sql": "1ed96c9d7c7f4d6c67d433910ac6c16199f3e3b7944ba204834fc51e709c3c47",
+      "070_jit_off.sql": "141589633a2ab71d2a0ebc12b0d9d16d9ca848fdf1670262543a456b31d8dcb4",
+      "071_reporter_rollups.sql": "d018e911ddb03ed8d8c4b2e6f85945472cefab4dd026188358487f8f5bf10283",
+    };
+    const dir = tempDir("migrations-");
+    await cp(defaultMigrationsDir, dir, { recursive: true });
+    await migrate(db.sql, log, dir);
+    const current = await db.sql<Recorded[]>`
+      SELECT name, checksum FROM schema_migrations WHERE name = ANY(${Object.keys(earlier)})`;
+    expect(current).toHaveLength(3);
+    for (const [name, checksum] of Object.entries(earlier)) {
+      await db.sql`UPDATE schema_migrations SET checksum = ${checksum} WHERE name = ${name}`;
+    }
+    try {
+      await writeFile(
+        join(dir, "995_after_comment_only_upgrade.sql"),
+        "CREATE TABLE after_comment_only_upgrade (id int);\n",
+      );
+      expect(await migrate(db.sql, log, dir)).toEqual(["995_after_comment_only_upgrade.sql"]);
+    } finally {
+      for (const row of current) {
+        await db.sql`UPDATE schema_migrations SET checksum = ${row.checksum} WHERE name = ${row.name}`;
+      }
+    }
+  }, 60_000);
 
   test("a migration that meets a running TimescaleDB job (deadlock, tuple concurrently deleted) is tried again", async () => {
     const dir = tempDir("migrations-");
