@@ -182,6 +182,22 @@ describe("ingest health", () => {
     expect(await ctx.sql`SELECT 1 FROM ingest_hours WHERE org_id = ${org.id}::uuid`).toHaveLength(0);
   });
 
+  test("a refusal older than 7 days is not listed, even before the hourly purge removes it", async () => {
+    const { ctx } = await testRuntime();
+    const org = await createTestOrg({ type: "platform" });
+    const ages: [detail: string, age: string][] = [
+      ["just past", "7 days 1 minute"],
+      ["just within", "6 days 23 hours"],
+    ];
+    for (const [detail, age] of ages) {
+      await ctx.sql`
+        INSERT INTO ingest_refusals (org_id, received_at, path, status, code, detail, errors, events)
+        VALUES (${org.id}::uuid, now() - ${age}::interval, '/events', 400, 'validation_failed', ${detail}, '[]', 1)`;
+    }
+    const seen = await health(org.key);
+    expect(seen.body.refusals.map((r: { detail: string }) => r.detail)).toEqual(["just within"]);
+  });
+
   test("a key without identity:read is refused: 403 missing_scope", async () => {
     const org = await createTestOrg({ type: "platform" });
     const writeOnly = await org.keyWith(["telemetry:write"]);

@@ -207,8 +207,11 @@ async function writeRefusals(sql: Queryable, refusals: KeptRefusal[]) {
   }
 }
 
+/** How long refusals are listed and kept: the purge runs hourly, so reads apply the bound themselves. */
+const refusalsKept = "7 days";
+
 async function purgeHealth(sql: Queryable) {
-  await sql`DELETE FROM ingest_refusals WHERE received_at < now() - interval '7 days'`;
+  await sql`DELETE FROM ingest_refusals WHERE received_at < now() - ${refusalsKept}::interval`;
   await sql`DELETE FROM ingest_hours WHERE hour < now() - interval '90 days'`;
 }
 
@@ -257,6 +260,7 @@ export async function ingestHealthOf(
     FROM ingest_hours WHERE org_id = ${orgId}::uuid AND hour >= ${since} ORDER BY hour`;
   const refusals = await sql<IngestHealthView["refusals"]>`
     SELECT received_at, path, status, code, detail, errors, events, request_id
-    FROM ingest_refusals WHERE org_id = ${orgId}::uuid ORDER BY received_at DESC, id DESC LIMIT ${limit}`;
+    FROM ingest_refusals WHERE org_id = ${orgId}::uuid AND received_at >= now() - ${refusalsKept}::interval
+    ORDER BY received_at DESC, id DESC LIMIT ${limit}`;
   return { hours, refusals };
 }
