@@ -1,7 +1,10 @@
 import { expect, test } from "bun:test";
 import { tidySchemas } from "../../src/http/openapi.ts";
 import { identityEventTypes } from "../../src/modules/outbox/service.ts";
+import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
+import { callIdentity, signIn, signInOperatorAdmin } from "../support/identity.ts";
+import { schemaViolations } from "../support/openapi-schema.ts";
 
 test("the OpenAPI document is generated from the models and served with its UI", async () => {
   const doc = await call("GET", "/openapi/json");
@@ -219,4 +222,132 @@ test("tidying the schemas leaves values alone: examples, defaults, constants and
     ...values,
     properties: { n: { type: "integer" } },
   });
+});
+
+test("each refusal a route answers is listed under its status, with its code, and fits the Problem schema", async () => {
+  const doc = await call("GET", "/openapi/json");
+  const owner = await createTestOrg();
+  const platform = await createTestOrg({ type: "platform" });
+  const requester = await signIn();
+  const admin = await signInOperatorAdmin();
+  const filed = await callIdentity("POST", "/api/v1/identity/platform-access-requests", {
+    session: requester.session,
+    body: { org_name: "Refusals", admin_email: requester.email, use_case: "documenting refusals" },
+  });
+  const review = `/api/v1/identity/admin/access-requests/${filed.body.id}/approve`;
+  expect((await callIdentity("POST", review, { session: admin.session, body: {} })).status).toBe(200);
+  const unknown = crypto.randomUUID();
+  const event = {
+    id: crypto.randomUUID(),
+    type: "content_retrieved",
+    timestamp: new Date().toISOString(),
+    source_role: "origin",
+    content_url: "https://elsewhere.example.org/page",
+  };
+  // [operation path, method, request path, credential, body, the code the interface or the route answers]
+  const cases: [string, string, string, { key?: string; session?: string }, unknown, string][] = [
+    [
+      "/content-owners/summary",
+      "GET",
+      "/content-owners/summary",
+      { key: platform.key },
+      undefined,
+      "delegation_required",
+    ],
+    [
+      "/content-owners/events",
+      "GET",
+      `/content-owners/events?delegated_from=${owner.id}`,
+      { key: platform.key },
+      undefined,
+      "no_active_delegation",
+    ],
+    [
+      "/content-owners/urls",
+      "GET",
+      `/content-owners/urls?delegated_from=${owner.id}`,
+      { key: owner.key },
+      undefined,
+      "delegation_not_allowed",
+    ],
+    [
+      "/content-owners/timeseries",
+      "GET",
+      "/content-owners/timeseries?domain=elsewhere.example.org",
+      { key: owner.key },
+      undefined,
+      "domain_not_bound",
+    ],
+    [
+      "/content-owners/export",
+      "GET",
+      "/content-owners/export",
+      { key: platform.key },
+      undefined,
+      "delegation_required",
+    ],
+    [
+      "/events",
+      "POST",
+      "/events",
+      { key: owner.key },
+      { document_type: "event_batch", schema_version: "1.0", events: [event] },
+      "outside_verified_domains",
+    ],
+    ["/sessions/end", "POST", "/sessions/end", { key: platform.key }, { session_id: unknown }, "session_not_found"],
+    [
+      "/click-tokens",
+      "POST",
+      "/click-tokens",
+      { key: platform.key },
+      { session_id: unknown, content_url: `https://${owner.domain}/a` },
+      "session_not_found",
+    ],
+    ["/ctx/{token}", "GET", `/ctx/ctx_${"a".repeat(43)}`, { key: platform.key }, undefined, "click_token_not_found"],
+    ["/ctx/{token}", "GET", `/ctx/ct_${"a".repeat(20)}`, { key: platform.key }, undefined, "foreign_click_token"],
+    [
+      "/api/v1/identity/manifest",
+      "GET",
+      "/api/v1/identity/manifest",
+      { key: owner.key },
+      undefined,
+      "manifest_not_found",
+    ],
+    [
+      "/api/v1/identity/admin/access-requests/{id}/approve",
+      "POST",
+      review,
+      { session: admin.session },
+      {},
+      "already_reviewed",
+    ],
+    [
+      "/api/v1/identity/auth/magic-link/verify",
+      "POST",
+      "/api/v1/identity/auth/magic-link/verify",
+      {},
+      { token: "x".repeat(43) },
+      "unauthorized",
+    ],
+    [
+      "/api/v1/identity/domains/{domain}",
+      "GET",
+      "/api/v1/identity/domains/not%20a%20host",
+      { key: owner.key },
+      undefined,
+      "invalid_domain",
+    ],
+  ];
+  const gaps: string[] = [];
+  for (const [path, method, target, credential, body, code] of cases) {
+    const res = await callIdentity(method, target, { ...credential, body });
+    const name = `${method} ${path} -> ${res.status} ${res.body?.code}`;
+    const documented = doc.body.paths[path][method.toLowerCase()].responses[String(res.status)];
+    if (res.body?.code !== code) gaps.push(`${name}: expected ${code}`);
+    else if (!documented) gaps.push(`${name}: status not listed`);
+    else if (!documented.description.includes(`\`${code}\``)) gaps.push(`${name}: code not listed`);
+    const schema = documented?.content?.["application/problem+json"]?.schema;
+    for (const wrong of schemaViolations(schema, res.body, doc.body)) gaps.push(`${name}: ${wrong}`);
+  }
+  expect(gaps).toEqual([]);
 });

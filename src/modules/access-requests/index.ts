@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { auditActorOf } from "../../core/caller.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { requireObjectBody } from "../../http/object-body.ts";
+import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { AccessRequestBody, AccessRequestRecord, AccessRequestStatus, ReviewBody } from "./model.ts";
 import { type AccessRequestType, listAccessRequests, reviewAccessRequest, submitAccessRequest } from "./service.ts";
@@ -72,7 +73,7 @@ const reviewRoute = <Action extends keyof typeof reviews>(ctx: AppContext, actio
       body: ReviewBody,
       transform: requireObjectBody,
       response: AccessRequestRecord,
-      detail: { summary: reviews[action].summary },
+      detail: { summary: reviews[action].summary, ...ownProblems("access_request_not_found", "already_reviewed") },
     },
   );
 

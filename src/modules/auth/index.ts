@@ -12,6 +12,7 @@ import {
   oidcBrowserCookieName,
   sessionCookie,
 } from "../../http/credentials.ts";
+import { ownProblems } from "../../http/openapi-examples.ts";
 import { refuseCrossSite } from "../../http/same-origin.ts";
 import { consumeMagicLink, sendMagicLink } from "./magic-link.ts";
 import { MagicLinkRequest, MagicLinkVerify, OidcCallbackQuery, OidcProviderParams, SignedIn, WhoAmI } from "./model.ts";
@@ -132,6 +133,7 @@ export const authModule = (ctx: AppContext) => {
             "Follow a sign-in link: a page whose button spends the token, or for JSON clients the sign-in itself",
           description:
             "Only a client asking for JSON (Accept: application/json, ahead of text/html or as much) spends the token here and gets the JSON below. Anyone else (a browser, a mail scanner, a link preview) gets a small HTML page (text/html, 200 whatever the token) whose Sign in button posts the token to POST /magic-link/sign-in: links in mail are opened by scanners before their owners, and only a person presses the button. A HEAD spends nothing either.",
+          ...ownProblems("unauthorized"),
         },
       },
     )
@@ -139,7 +141,11 @@ export const authModule = (ctx: AppContext) => {
       public: "by_address",
       body: MagicLinkVerify,
       response: SignedIn,
-      detail: { summary: "Spend a sign-in token (for clients that read the link themselves)" },
+      // A public route lists no 401 of its own access: an unknown, spent or expired token is one.
+      detail: {
+        summary: "Spend a sign-in token (for clients that read the link themselves)",
+        ...ownProblems("unauthorized"),
+      },
     })
     .post(
       "/magic-link/sign-in",
@@ -156,6 +162,7 @@ export const authModule = (ctx: AppContext) => {
           summary: "The Sign in button of a sign-in link's page: spends the token and starts a session",
           description:
             "The form on the page GET /magic-link/verify shows posts here, with no body. A browser (Accept preferring text/html) gets a small page saying what happened, with the session cookie set; other clients get the JSON below. A browser's post must come from the service's own page (403 cross_site_request otherwise), so that no other site's form can sign a visitor in as someone else.",
+          ...ownProblems("unauthorized", "cross_site_request"),
         },
       },
     )

@@ -5,6 +5,7 @@ import { invalid, problem } from "../../core/problem.ts";
 import { assertStorableJson } from "../../core/storable-json.ts";
 import { httpUrlHost } from "../../core/wire-values.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { countLookup, listLookups } from "./lookups.ts";
 import { maxManifestEvents, resolveClickManifest } from "./manifest.ts";
@@ -56,6 +57,7 @@ export const clickTokensModule = (ctx: AppContext) =>
           summary: "Issue a click token for one of the caller's sessions",
           description:
             "Platform or agent key with telemetry:write. The outbound link carries the token in the `ctx` query parameter; it expires after 90 days. The token is in this answer only (Cache-Control: no-store). 404 when the session is not the caller's.",
+          ...ownProblems("session_not_found"),
         },
       },
     )
@@ -83,6 +85,7 @@ export const clickTokensModule = (ctx: AppContext) =>
         detail: {
           summary: "Resolve a click token to its click manifest",
           description: `Platform or agent key with telemetry:read, rate-limited per key (RATE_LIMIT_CLICK_LOOKUP_PER_SECOND). 404 click_token_not_found alike for an unknown or expired token, for a token whose issuing organisation has not enabled share_sessions_via_click_tokens, and for a token engagements have bound to two presentations (standard 7.4.1: never resolved). The manifest holds only content_grounded, content_cited and content_presented events whose content_url lies on a verified domain whose owner enabled visible_in_click_token_lookups; never turn objects, never the session id. Conversation-derived data fields follow the session's privacy_level; content_url is always visible. At most ${maxManifestEvents} events. Answered with Cache-Control: no-store. A malformed token is 400 validation_failed, a standard ct_ token of another issuer 422 foreign_click_token. Each answered lookup is counted (GET /click-tokens/lookups), a HEAD of this path too, since it answers the same status.`,
+          ...ownProblems("click_token_not_found", "foreign_click_token"),
         },
       },
     )

@@ -75,6 +75,7 @@ export const domainsModule = (ctx: AppContext) =>
         response: DomainRecord,
         detail: {
           summary: "One domain, with its verification challenge while unverified",
+          ...ownProblems("invalid_domain", "domain_not_found"),
         },
       },
     )
@@ -110,7 +111,7 @@ export const domainsModule = (ctx: AppContext) =>
         response: DomainRecord,
         detail: {
           summary: "Verify a registered domain by its DNS TXT record, HTTPS file or participant manifest",
-          ...ownProblems("verification_failed", "domain_taken"),
+          ...ownProblems("invalid_domain", "domain_not_found", "verification_failed", "domain_taken"),
           description:
             "422 verification_failed says what was missing; 409 domain_taken when another organisation holds the domain verified. A verified domain covers its subdomains.",
         },
@@ -140,6 +141,7 @@ export const domainsModule = (ctx: AppContext) =>
         detail: {
           summary: "Remove a domain (its data stops being visible to the organisation)",
           responses: noContent("removed"),
+          ...ownProblems("invalid_domain", "domain_not_found"),
         },
       },
     );

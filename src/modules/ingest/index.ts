@@ -7,6 +7,7 @@ import { assertStorableJson } from "../../core/storable-json.ts";
 import { manifestRefProblem } from "../../core/wire-values.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { rawBodyOf } from "../../http/json-body.ts";
+import { ownProblems } from "../../http/openapi-examples.ts";
 import { signatureHeader, signatureStatusOf } from "../manifests/service.ts";
 import { outcomeValueProblem, sessionHeader } from "./documents.ts";
 import {
@@ -106,6 +107,7 @@ export const ingestModule = (ctx: AppContext) => {
           summary: "Report events (event_batch, event or session document)",
           description: `Content Telemetry v1 documents: document_type event_batch (events), event (one event) or session (a whole session with nested events and a required started_at; absent document_type means session; a missing session_id is generated and returned as session_id). schema_version must be 1.x. ${conformanceText} session_id names a session of the caller's organisation (ids are per organisation): an unknown one creates the session, and an id another organisation's session has is answered and stored as a new session of the caller's own. ctx_token on content_engaged and checkout_completed resolves to the token's session (a session_id sent with it must be the caller's own name for that session, which only the token's issuer has: 400 at ctx_token otherwise, whatever the id); a content_engaged reported with one is the click on the token's link, so its content_url lies on that link's site (its registrable domain; 400 at content_url otherwise). A token is a bearer credential: each report of a click is stored and counted (only a retry, the same id and timestamp, is not). A content-owner key may report only events whose content_url lies on its verified domains (403 naming the offending events). An event's agent is the envelope's agent_id, else its session's. data.ip_hash is stripped; turn fields above the privacy level are stripped. ${privacyTighteningText} ${atomicText} ${signatureText} ${limitsText}`,
           requestBody: jsonBody(EventsRequest),
+          ...ownProblems("outside_verified_domains"),
         },
       },
     )
@@ -134,6 +136,7 @@ export const ingestModule = (ctx: AppContext) => {
           summary: "End a session and record its outcome",
           description:
             "The first end time is kept; a later call may record or replace the outcome. 404 when the session is not the caller's.",
+          ...ownProblems("session_not_found"),
         },
       },
     )
@@ -155,6 +158,7 @@ export const ingestModule = (ctx: AppContext) => {
           summary: "Upload a whole session (start, events, outcome) in one request",
           description: `For batch reporting or replay. Creates the session (or updates the caller's own), stores its events and records the outcome, atomically. Events take the upload's session_id. ${privacyTighteningText} ${atomicText} ${signatureText} ${limitsText}`,
           requestBody: jsonBody(SessionBulkRequest),
+          ...ownProblems("outside_verified_domains"),
         },
       },
     )

@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent } from "../../http/bodiless-answers.ts";
+import { ownProblems } from "../../http/openapi-examples.ts";
 import { recordAudit } from "../audit/service.ts";
 import { fetchManifest } from "./fetch.ts";
 import { ManifestRecord, ManifestRegistration, manifestPath } from "./model.ts";
@@ -58,6 +59,7 @@ export const manifestsModule = (ctx: AppContext) =>
           summary: "Register the organisation's participant manifest (standard 8)",
           description:
             "The manifest is fetched at once through the outbound guard of domain verification (HTTPS, public addresses only, no redirects, 5 s, 64 KiB), checked against the standard's v1 manifest schema and the rules of 8.6/8.7, and refetched when its Cache-Control max-age passes (5 min to 24 h, default 1 h; no-store or no-cache: 5 min). A manifest that cannot be fetched or is invalid is 422 manifest_unusable naming why; nothing is stored. Its Ed25519 keys verify the organisation's signed telemetry; its domains can verify its domains (method manifest).",
+          ...ownProblems("manifest_unusable"),
         },
       },
     )
@@ -75,6 +77,7 @@ export const manifestsModule = (ctx: AppContext) =>
           summary: "The organisation's manifest and the outcome of its last fetch",
           description:
             "A refresh that fails is recorded, not thrown: status invalid or unreachable with the problem, and the participant is unverified (its signatures are then stored as unverified) until a fetch succeeds.",
+          ...ownProblems("manifest_not_found"),
         },
       },
     )
@@ -95,5 +98,12 @@ export const manifestsModule = (ctx: AppContext) =>
         });
         set.status = 204;
       },
-      { org: "write", detail: { summary: "Forget the organisation's manifest", responses: noContent("forgotten") } },
+      {
+        org: "write",
+        detail: {
+          summary: "Forget the organisation's manifest",
+          responses: noContent("forgotten"),
+          ...ownProblems("manifest_not_found"),
+        },
+      },
     );

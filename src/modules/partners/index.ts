@@ -127,7 +127,7 @@ export const partnersModule = (ctx: AppContext) =>
         response: DomainRecord,
         detail: {
           summary: "Upgrade a registered domain to verified on an owner this partner provisioned (nobody else's)",
-          ...ownProblems("not_provisioned_by_you", "domain_not_found", "domain_taken"),
+          ...ownProblems("invalid_domain", "not_provisioned_by_you", "domain_not_found", "domain_taken"),
           description:
             "403 not_provisioned_by_you for an organisation this partner did not provision, or none; 404 domain_not_found when the owner has not registered the domain; 409 domain_taken when another organisation holds it, or a parent or subdomain of it, verified.",
         },

@@ -5,6 +5,7 @@ import type { ReadCompanion } from "../../db/read-companion.ts";
 import type { Sql } from "../../db/sql.ts";
 import { withStatementTimeout } from "../../db/statement-timeout.ts";
 import { accessPlugin, admittedPrincipal } from "../../http/access.ts";
+import { ownProblems } from "../../http/openapi-examples.ts";
 import { pageOf } from "../../http/paging.ts";
 import { resolveOwnerScope, resolveReporterScope } from "./access.ts";
 import { exportFormat, exportResponse } from "./export.ts";
@@ -68,6 +69,11 @@ const readRoutes = <Prefix extends (typeof views)[ReadView]["prefix"]>(
 ) => {
   const queries = readQueries[view];
   const { tag, of } = views[view];
+  // The owner view refuses what resolveOwnerScope (access.ts) refuses; reporter reads refuse nothing of their own.
+  const refusals =
+    view === "owner"
+      ? ownProblems("delegation_required", "no_active_delegation", "delegation_not_allowed", "domain_not_bound")
+      : {};
   return new Elysia({ name: `reads.${view}`, prefix, detail: { tags: [tag] } })
     .use(accessPlugin(ctx))
     .use(readScope(ctx))
@@ -92,7 +98,7 @@ const readRoutes = <Prefix extends (typeof views)[ReadView]["prefix"]>(
       read: view,
       query: queries.summary,
       response: Summary,
-      detail: { summary: `Totals, sessions, event types, sources and agents of ${of} over a period` },
+      detail: { summary: `Totals, sessions, event types, sources and agents of ${of} over a period`, ...refusals },
     })
     .get(
       "/events",
@@ -106,7 +112,10 @@ const readRoutes = <Prefix extends (typeof views)[ReadView]["prefix"]>(
         read: view,
         query: queries.events,
         response: EventPage,
-        detail: { summary: `Events of ${of}, newest first (page size at most ${eventsPage.maxLimit})` },
+        detail: {
+          summary: `Events of ${of}, newest first (page size at most ${eventsPage.maxLimit})`,
+          ...refusals,
+        },
       },
     )
     .get(
@@ -125,6 +134,7 @@ const readRoutes = <Prefix extends (typeof views)[ReadView]["prefix"]>(
           summary: `Per-URL metrics of ${of} by total_events (or unique_sessions) descending, then URL (page size at most ${urlsPage.maxLimit})`,
           description:
             "A URL is the exact content_url string events carried (standard 4.5: URLs correlate by exact match); spellings that differ in case, port, fragment or query are separate rows.",
+          ...refusals,
         },
       },
     )
@@ -142,6 +152,7 @@ const readRoutes = <Prefix extends (typeof views)[ReadView]["prefix"]>(
         detail: {
           summary: `Events per bucket and type, and sessions per bucket, of ${of} (non-empty buckets only)`,
           description: `interval hour, day (default), week or month (UTC). One request spans at most ${maxTimeseriesBuckets} buckets of its interval (400 naming since otherwise).`,
+          ...refusals,
         },
       },
     )
@@ -163,7 +174,7 @@ const readRoutes = <Prefix extends (typeof views)[ReadView]["prefix"]>(
         key: readAccess,
         read: view,
         query: queries.export,
-        detail: { summary: `Export the events of ${of}`, ...exportDetail },
+        detail: { summary: `Export the events of ${of}`, ...exportDetail, ...refusals },
       },
     );
 };
