@@ -137,7 +137,9 @@ export function problemCodesOf(operation: DocumentedOperation, tags: readonly st
       if (access.operatorAdmin) codes.push("operator_admin_required");
       break;
     case "org":
-      codes.push("not_a_member", "organization_mismatch", "organization_required");
+      codes.push("not_a_member", "organization_mismatch");
+      // Only a session that leaves org_id out is asked to name one; a path always names it.
+      if (access.orgFrom !== "path") codes.push("organization_required");
       if (access.need !== "manage" && !access.sessionOnly) codes.push("missing_scope");
       if (access.need === "manage" || access.sessionOnly) codes.push("session_required");
       if (access.need !== "read") codes.push("role_required");

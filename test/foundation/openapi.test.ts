@@ -1,10 +1,12 @@
 import { expect, test } from "bun:test";
 import { tidySchemas } from "../../src/http/openapi.ts";
+import { addMember } from "../../src/modules/organizations/service.ts";
 import { identityEventTypes } from "../../src/modules/outbox/service.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
-import { callIdentity, signIn, signInOperatorAdmin } from "../support/identity.ts";
+import { callIdentity, memberOf, signIn, signInOperatorAdmin } from "../support/identity.ts";
 import { schemaViolations } from "../support/openapi-schema.ts";
+import { testRuntime } from "../support/runtime.ts";
 
 test("the OpenAPI document is generated from the models and served with its UI", async () => {
   const doc = await call("GET", "/openapi/json");
@@ -350,4 +352,22 @@ test("each refusal a route answers is listed under its status, with its code, an
     for (const wrong of schemaViolations(schema, res.body, doc.body)) gaps.push(`${name}: ${wrong}`);
   }
   expect(gaps).toEqual([]);
+});
+
+test("a route that names its organisation in the path documents no organization_required, which it cannot answer", async () => {
+  const doc = await call("GET", "/openapi/json");
+  // Elsewhere a session of someone in two organisations must name one with org_id (422);
+  // here the path names it, so the same session is answered.
+  const first = await createTestOrg();
+  const second = await createTestOrg();
+  const member = await memberOf(first.id, "member");
+  const { ctx } = await testRuntime();
+  await addMember(ctx.sql, second.id, member.userId, "member");
+  expect((await callIdentity("GET", "/api/v1/identity/domains", { session: member.session })).body.code).toBe(
+    "organization_required",
+  );
+  const read = await callIdentity("GET", `/api/v1/identity/organizations/${first.id}`, { session: member.session });
+  expect(read.status).toBe(200);
+  const responses = doc.body.paths["/api/v1/identity/organizations/{id}"].get.responses;
+  expect(responses["422"]?.description ?? "").not.toContain("`organization_required`");
 });
