@@ -87,6 +87,13 @@ const rateLimitHeaders = {
   "RateLimit-Remaining": integerHeader("requests left in the bucket"),
   "RateLimit-Reset": integerHeader("seconds until the bucket is full again"),
 };
+/** src/modules/reads/index.ts sets it on every read; an export, which streams no as_of, has only this. */
+const freshnessHeaders = {
+  "X-Data-As-Of": {
+    description: "the read counts every event acknowledged before this time (the body's as_of, where it has one)",
+    schema: { type: "string", format: "date-time" },
+  },
+};
 const rateLimitedResponse = {
   ...problemResponse(
     "Too many requests: `rate_limited` (`limit_class` names the limit), or a limit of the operation's own that its description names; retry after Retry-After",
@@ -102,8 +109,12 @@ export function addProblemResponses(document: OpenApiDocument): void {
     for (const operation of Object.values(operations)) {
       operation.responses ??= {};
       if (!operation.tags?.includes("Health")) {
+        const reads = operation.tags?.some((tag) => tag.endsWith(" reads")) ?? false;
         for (const [status, response] of Object.entries(operation.responses)) {
-          if (status.startsWith("2")) (response as { headers?: object }).headers ??= rateLimitHeaders;
+          if (!status.startsWith("2")) continue;
+          (response as { headers?: object }).headers ??= reads
+            ? { ...rateLimitHeaders, ...freshnessHeaders }
+            : rateLimitHeaders;
         }
         operation.responses["429"] ??= rateLimitedResponse;
       }

@@ -371,3 +371,23 @@ test("a route that names its organisation in the path documents no organization_
   const responses = doc.body.paths["/api/v1/identity/organizations/{id}"].get.responses;
   expect(responses["422"]?.description ?? "").not.toContain("`organization_required`");
 });
+
+test("every read documents the X-Data-As-Of header it sends, the only freshness an export carries", async () => {
+  const doc = await call("GET", "/openapi/json");
+  const owner = await createTestOrg();
+  const platform = await createTestOrg({ type: "platform" });
+  const reads = Object.entries(doc.body.paths as Record<string, Record<string, any>>).filter(([path]) =>
+    /^\/(content-owners|agent)\//.test(path),
+  );
+  expect(reads.length).toBe(10);
+  const gaps: string[] = [];
+  for (const [path, { get }] of reads) {
+    const header = get.responses["200"].headers?.["X-Data-As-Of"];
+    if (header?.schema?.format !== "date-time") gaps.push(`${path}: X-Data-As-Of not documented`);
+    const res = await call("GET", path, { key: path.startsWith("/agent") ? platform.key : owner.key });
+    const sent = res.headers.get("x-data-as-of");
+    if (res.status !== 200 || sent === null || Number.isNaN(Date.parse(sent))) gaps.push(`${path}: sent ${sent}`);
+    else if (typeof res.body === "object" && res.body.as_of !== sent) gaps.push(`${path}: as_of ${res.body.as_of}`);
+  }
+  expect(gaps).toEqual([]);
+});
