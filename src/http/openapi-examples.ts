@@ -120,7 +120,21 @@ export function problemCodesOf(operation: DocumentedOperation, tags: readonly st
   if (operation.requestBody || parameters.some((p) => p.in === "query" || p.in === "path")) {
     codes.push("validation_failed");
   }
-  if (operation.requestBody) codes.push("malformed_json", "empty_body", "payload_too_large", "unsupported_media_type");
+  // Every query string is searched for NUL before validation (src/http/query-text.ts).
+  if (parameters.some((p) => p.in === "query")) codes.push("invalid_text");
+  // What the one body reader refuses (src/http/json-body.ts, body-stream.ts), whichever route reads it.
+  if (operation.requestBody) {
+    codes.push(
+      "malformed_json",
+      "invalid_utf8",
+      "malformed_body",
+      "empty_body",
+      "body_timeout",
+      "payload_too_large",
+      "unsupported_media_type",
+      "unsupported_content_encoding",
+    );
+  }
   if (access && access.kind !== "public") codes.push("unauthorized");
   // Every credential acting for an organisation: its keys, its members' sessions, a partner's key.
   if (access?.kind === "key" || access?.kind === "org" || access?.kind === "partner") {

@@ -3,8 +3,8 @@ import { tidySchemas } from "../../src/http/openapi.ts";
 import { addMember } from "../../src/modules/organizations/service.ts";
 import { identityEventTypes } from "../../src/modules/outbox/service.ts";
 import { createTestOrg } from "../support/fixtures.ts";
-import { call } from "../support/http.ts";
-import { callIdentity, memberOf, signIn, signInOperatorAdmin } from "../support/identity.ts";
+import { call, callApp } from "../support/http.ts";
+import { buildIdentityApp, callIdentity, memberOf, signIn, signInOperatorAdmin } from "../support/identity.ts";
 import { schemaViolations } from "../support/openapi-schema.ts";
 import { testRuntime } from "../support/runtime.ts";
 
@@ -388,6 +388,59 @@ test("every read documents the X-Data-As-Of header it sends, the only freshness 
     const sent = res.headers.get("x-data-as-of");
     if (res.status !== 200 || sent === null || Number.isNaN(Date.parse(sent))) gaps.push(`${path}: sent ${sent}`);
     else if (typeof res.body === "object" && res.body.as_of !== sent) gaps.push(`${path}: as_of ${res.body.as_of}`);
+  }
+  expect(gaps).toEqual([]);
+});
+
+test("the refusals of the body and query readers are listed on every operation that reads them", async () => {
+  const doc = await call("GET", "/openapi/json");
+  const { app } = await buildIdentityApp({ BODY_TIMEOUT_SECONDS: 1 });
+  const platform = await createTestOrg({ type: "platform" });
+  const json = { "content-type": "application/json" };
+  const stalled = new ReadableStream({ start: (controller) => controller.enqueue(new TextEncoder().encode("{")) });
+  const answers = {
+    invalid_utf8: await callApp(app, "POST", "/sessions/start", {
+      key: platform.key,
+      headers: json,
+      body: new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]),
+    }),
+    malformed_body: await callApp(app, "POST", "/sessions/start", {
+      key: platform.key,
+      headers: { ...json, "content-encoding": "gzip" },
+      body: "not gzip",
+    }),
+    unsupported_content_encoding: await callApp(app, "POST", "/sessions/start", {
+      key: platform.key,
+      headers: { ...json, "content-encoding": "compress" },
+      body: "{}",
+    }),
+    body_timeout: await app.handle(
+      new Request("http://test.local/sessions/start", {
+        method: "POST",
+        headers: { ...json, "x-api-key": platform.key },
+        body: stalled,
+        duplex: "half",
+      } as RequestInit),
+    ),
+    invalid_text: await callApp(app, "GET", "/content-owners/events?domain=a%00b", { key: platform.key }),
+  };
+  const gaps: string[] = [];
+  for (const [code, answer] of Object.entries(answers)) {
+    const body = answer instanceof Response ? await answer.json() : answer.body;
+    if (body.code !== code) gaps.push(`${code}: answered ${answer.status} ${body.code}`);
+  }
+  for (const [path, operations] of Object.entries(doc.body.paths as Record<string, Record<string, any>>)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const listed = (code: string, status: number) =>
+        operation.responses[String(status)]?.description?.includes(`\`${code}\``) ||
+        gaps.push(`${method.toUpperCase()} ${path}: ${status} ${code} not listed`);
+      if (operation.requestBody) {
+        for (const code of ["invalid_utf8", "malformed_body"]) listed(code, 400);
+        listed("unsupported_content_encoding", 415);
+        listed("body_timeout", 408);
+      }
+      if ((operation.parameters ?? []).some((p: { in: string }) => p.in === "query")) listed("invalid_text", 400);
+    }
   }
   expect(gaps).toEqual([]);
 });
