@@ -1,5 +1,4 @@
 import type { Server } from "bun";
-import { Elysia } from "elysia";
 import type { Config } from "../config.ts";
 import { ProblemError, problem } from "../core/problem.ts";
 
@@ -218,17 +217,3 @@ export async function authenticateCountingFailures<T>(
     throw error;
   }
 }
-
-/**
- * `limitByAddress: true` on a route that takes no credential counts it against the
- * client's address.
- */
-export const addressRateLimit = (ctx: { rateLimiter: RateLimiter }) =>
-  new Elysia({ name: "rate-limit.address" }).macro({
-    limitByAddress: (_on: true) => ({
-      resolve({ request, server, set }) {
-        admitRequest(ctx.rateLimiter, "public", clientAddress({ server, request }), set.headers);
-        return {};
-      },
-    }),
-  });
