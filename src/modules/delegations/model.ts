@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { type Static, t } from "elysia";
 import { pageQuery } from "../../http/paging.ts";
 
 /** Requests per POST /delegation-requests/bulk call. */
@@ -46,12 +46,13 @@ export const DelegationRequestBody = t.Object({
   scopes: t.Optional(Scopes),
 });
 
-export const DelegationRequestStatus = t.Union([
+const DelegationRequestStatus = t.Union([
   t.Literal("pending"),
   t.Literal("approved"),
   t.Literal("denied"),
   t.Literal("expired"),
 ]);
+export type DelegationRequestStatus = Static<typeof DelegationRequestStatus>;
 
 export const DelegationRequestRecord = t.Object({
   id: Uuid,
@@ -78,12 +79,13 @@ export const BulkBody = t.Array(
   },
 );
 
-export const BulkItemStatus = t.Union([
+const BulkItemStatus = t.Union([
   t.Literal("created"),
   t.Literal("not_found"),
   t.Literal("conflict"),
   t.Literal("error"),
 ]);
+export type BulkItemStatus = Static<typeof BulkItemStatus>;
 
 export const BulkResult = t.Object({
   items: t.Array(

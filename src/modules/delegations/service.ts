@@ -9,7 +9,7 @@ import { recordAudit } from "../audit/service.ts";
 import { findOrganization } from "../organizations/service.ts";
 import { enqueueEvent } from "../outbox/service.ts";
 import { resolveDomain } from "../resolve/service.ts";
-import { DelegationRequestBody } from "./model.ts";
+import { type BulkItemStatus, DelegationRequestBody, type DelegationRequestStatus } from "./model.ts";
 
 /** Scopes a delegation can carry: only reads are delegated. */
 export const delegableScopes = ["telemetry:read"] as const;
@@ -27,8 +27,6 @@ export interface Delegation {
   created_at: Date;
   revoked_at: Date | null;
 }
-
-export type DelegationRequestStatus = "pending" | "approved" | "denied" | "expired";
 
 export interface DelegationRequest {
   id: string;
@@ -336,8 +334,6 @@ export async function fileDelegationRequest(
     return request;
   });
 }
-
-export type BulkItemStatus = "created" | "not_found" | "conflict" | "error";
 
 export interface BulkItemResult {
   index: number;

@@ -77,7 +77,7 @@ export const CreatedWebhook = t.Object({
   secret: t.String({ description: "the signing secret (whsec_…): shown only in this response" }),
 });
 
-export const Attempt = t.Object({
+const Attempt = t.Object({
   attempted_at: t.Date(),
   succeeded: t.Boolean(),
   status_code: t.Nullable(t.Integer({ description: "null when no HTTP answer came" })),

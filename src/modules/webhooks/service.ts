@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
+import type { Static } from "elysia";
 import type { AuditActor } from "../../core/caller.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import type { SecretBox } from "../../core/secret-box.ts";
 import type { Queryable, Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { identityEventTypes } from "../outbox/service.ts";
+import type { DeliveryRecord } from "./model.ts";
 import type { DeliveryStatus } from "./schedule.ts";
 import { newSigningSecret } from "./signing.ts";
 import { checkWebhookUrl, WebhookUrlError } from "./url-guard.ts";
@@ -28,32 +30,8 @@ export interface WebhookEndpoint {
   previous_secret_expires_at: Date | null;
 }
 
-export interface Attempt {
-  attempted_at: Date;
-  succeeded: boolean;
-  status_code: number | null;
-  latency_ms: number;
-  error: string | null;
-  response_sample: string | null;
-}
-
-export interface Delivery {
-  id: string;
-  webhook_id: string;
-  event_id: string;
-  event_type: string;
-  event_created_at: Date;
-  data: Record<string, unknown>;
-  status: DeliveryStatus;
-  attempt_count: number;
-  next_attempt_at: Date | null;
-  last_attempt_at: Date | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  delivered_at: Date | null;
-  created_at: Date;
-  attempts: Attempt[];
-}
+/** A delivery with its attempt log, as GET /webhooks/:id/deliveries lists it. */
+type Delivery = Static<typeof DeliveryRecord>;
 
 /** The key that seals signing secrets, or 503 where the operator has not configured one. */
 export function requireSecrets(secrets: SecretBox | undefined): SecretBox {
