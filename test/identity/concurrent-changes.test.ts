@@ -5,7 +5,7 @@ import { cli } from "../support/cli.ts";
 import { testServerUrl } from "../support/databases.ts";
 import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
 import { callIdentity, memberOf, signIn, signInOperatorAdmin, uniqueEmail } from "../support/identity.ts";
-import { msUntil } from "../support/polling.ts";
+import { untilWaitingOnLocks } from "../support/polling.ts";
 import { testRuntime } from "../support/runtime.ts";
 
 // Changes that meet at the same moment. The embedded engine runs one statement at
@@ -195,7 +195,7 @@ test.skipIf(!testServerUrl)(
         session: admin.session,
         body: { email: uniqueEmail("invited"), role: "admin" },
       });
-      await Bun.sleep(300);
+      await untilWaitingOnLocks(ctx.sql);
       await demotion`COMMIT`;
       const invited = await inviting;
       expect([invited.status, invited.body.code]).toEqual([403, "role_required"]);
@@ -223,11 +223,11 @@ test.skipIf(!testServerUrl)(
       await turn`BEGIN`;
       await turn`SELECT pg_advisory_xact_lock(hashtextextended(${`members:${org.id}`}, 0))`;
       const claiming = callIdentity("POST", `${base}/invites/${invited.body.id}/claim`, { session: admin.session });
-      await Bun.sleep(200);
+      await untilWaitingOnLocks(ctx.sql);
       const revoking = callIdentity("DELETE", `${base}/invites/${invited.body.id}?org_id=${org.id}`, {
         session: admin.session,
       });
-      await Bun.sleep(200);
+      await untilWaitingOnLocks(ctx.sql, 2);
       await turn`COMMIT`;
       const [claimed, revoked] = await Promise.all([claiming, revoking]);
       expect([claimed.status, revoked.status, revoked.body.code]).toEqual([200, 404, "invite_not_found"]);
@@ -256,14 +256,7 @@ test.skipIf(!testServerUrl)(
     });
     const added = cli("domain", "add", "--org", org.id, "--domain", domain, "--verified", "--json");
     // Until the CLI waits for the family (the start-up's own locks may come first).
-    const waiting = async () =>
-      (
-        await ctx.sql`
-          SELECT 1 FROM pg_locks
-          WHERE NOT granted AND locktype = 'advisory'
-            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
-      ).length > 0;
-    expect(await msUntil(waiting)).toBeLessThan(Number.POSITIVE_INFINITY);
+    await untilWaitingOnLocks(ctx.sql);
     release();
     const [verified, answer] = await Promise.all([verification, added]);
     expect(verified?.state).toBe("verified");

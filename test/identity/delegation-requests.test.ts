@@ -19,6 +19,7 @@ import {
 } from "../support/delegations.ts";
 import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
 import { callIdentity, memberOf } from "../support/identity.ts";
+import { untilWaitingOnLocks } from "../support/polling.ts";
 import { testRuntime } from "../support/runtime.ts";
 
 const path = `${identityBase}/delegation-requests`;
@@ -550,7 +551,7 @@ test.skipIf(!testServerUrl)(
       await removal`BEGIN`;
       await removal`DELETE FROM domains WHERE org_id = ${owner.id}::uuid AND domain = ${owner.domain}`;
       const approving = decide(owner, request.id, "approve");
-      await Bun.sleep(300);
+      await untilWaitingOnLocks(ctx.sql);
       await removal`COMMIT`;
       const approved = await approving;
       expect([approved.status, approved.body.code]).toEqual([409, "delegation_request_stale"]);
