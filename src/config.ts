@@ -8,13 +8,13 @@ import { decodeSecretBoxKey } from "./core/secret-box.ts";
 /** `data/` beside package.json, found from this file, not from the working directory. */
 export const defaultDataDir = join(import.meta.dir, "..", "data");
 
+/** What PUBLIC_BASE_URL and PUBLIC_INGEST_URL take (a trailing slash is dropped first). */
+const originWords = "an origin: http:// or https://, a host and maybe a port, no path (https://telemetry.example.org)";
+
 /**
  * Every setting the service reads from the environment, parsed once at start.
  * An invalid value stops start-up with a message naming the variable.
  */
-/** What PUBLIC_BASE_URL and PUBLIC_INGEST_URL take (a trailing slash is dropped first). */
-const originWords = "an origin: http:// or https://, a host and maybe a port, no path (https://telemetry.example.org)";
-
 const ConfigSchema = T.Object({
   PORT: T.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: T.String({ minLength: 1, default: "0.0.0.0" }),
