@@ -1,10 +1,29 @@
-import { domainAndParents } from "../../core/hosts.ts";
+import { domainAndParents, hostOfUrl, isHostName } from "../../core/hosts.ts";
+import { invalid } from "../../core/problem.ts";
 import type { Queryable } from "../../db/sql.ts";
+import type { Resolution } from "./model.ts";
 
-export interface Resolution {
-  domain: string;
-  handled: boolean;
-  organization: { id: string; name: string } | null;
+/** The host of an http or https URL; null for any other. */
+function hostOfHttpUrl(url: string): string | null {
+  return /^https?:\/\//i.test(url) ? hostOfUrl(url) : null;
+}
+
+/** Host of the `domain` or `url` parameter in canonical form (lower case, punycode, no trailing dot). */
+export function queriedHost(query: { domain?: string; url?: string }): string {
+  if ((query.domain === undefined) === (query.url === undefined)) {
+    throw invalid("give exactly one of domain or url", [
+      { path: "/domain", message: "exactly one of domain or url is required" },
+    ]);
+  }
+  const host = query.url !== undefined ? hostOfHttpUrl(query.url) : hostOfUrl(`http://${query.domain}/`);
+  // The URL parser lets much through (a backslash ends a host, "*" and empty labels pass):
+  // only a host name DNS could hold is looked up, which also bounds the lookup's size.
+  if (!host || !isHostName(host) || (query.domain !== undefined && /[/:@?#\\*\s]/.test(query.domain))) {
+    const path = query.url !== undefined ? "/url" : "/domain";
+    const message = query.url !== undefined ? "is not an http or https URL with a host name" : "is not a host name";
+    throw invalid("no host name in the query", [{ path, message }]);
+  }
+  return host;
 }
 
 /**
