@@ -115,3 +115,7 @@ export async function withDomainInput<T>(path: string, fn: () => Promise<T>): Pr
     throw error;
   }
 }
+
+/** `input` in canonical form (normalizeDomain), or a 400 invalid_domain naming the field `/domain`. */
+export const domainInput = (input: string): Promise<string> =>
+  withDomainInput("/domain", async () => normalizeDomain(input));

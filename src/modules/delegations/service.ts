@@ -1,6 +1,6 @@
 import { Value } from "@sinclair/typebox/value";
 import type { AuditActor } from "../../core/caller.ts";
-import { normalizeDomain, withDomainInput } from "../../core/hosts.ts";
+import { domainInput } from "../../core/hosts.ts";
 import { orgTypePhrase } from "../../core/organizations.ts";
 import { invalid, type ProblemCode, ProblemError, problem } from "../../core/problem.ts";
 import { describeErrors } from "../../core/schema-errors.ts";
@@ -292,7 +292,7 @@ export async function fileDelegationRequest(
   input: { granteeOrgId: string; domain: string; scopes?: readonly string[] } & Change,
 ): Promise<DelegationRequest> {
   const scopes = delegationScopes(input.scopes);
-  const domain = await withDomainInput("/domain", async () => normalizeDomain(input.domain));
+  const domain = await domainInput(input.domain);
   // Only content owners verify domains, and the caller is not one: never its own domain.
   const { organization: grantor } = await resolveDomain(sql, domain);
   if (!grantor) throw problem("verified_domain_not_found", `no organisation has verified ${domain}`, { domain });
@@ -379,7 +379,7 @@ export async function fileDelegationRequests(
     try {
       // Checked in the order the request alone would be: its scopes come before its domain.
       delegationScopes(body.scopes);
-      const canonical = await withDomainInput("/domain", async () => normalizeDomain(body.domain));
+      const canonical = await domainInput(body.domain);
       const earlier = createdBy.get(canonical);
       if (earlier !== undefined) {
         const reason = `item ${earlier} filed a request for ${canonical}, pending now`;

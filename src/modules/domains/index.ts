@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
-import { normalizeDomain, withDomainInput } from "../../core/hosts.ts";
+import { domainInput, withDomainInput } from "../../core/hosts.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent } from "../../http/bodiless-answers.ts";
@@ -19,8 +19,6 @@ import {
   verifyDomainAs,
 } from "./service.ts";
 import { checkChallenge } from "./verification.ts";
-
-const canonical = (input: string) => withDomainInput("/domain", async () => normalizeDomain(input));
 
 export const domainsModule = (ctx: AppContext) =>
   new Elysia({ name: "identity.domains", prefix: "/api/v1/identity", detail: { tags: ["Identity: domains"] } })
@@ -65,7 +63,7 @@ export const domainsModule = (ctx: AppContext) =>
     .get(
       "/domains/:domain",
       async ({ access, params }) => {
-        const domain = await findDomain(ctx.sql, access.orgId, await canonical(params.domain));
+        const domain = await findDomain(ctx.sql, access.orgId, await domainInput(params.domain));
         if (!domain) throw problem("domain_not_found", "this organisation has not registered that domain");
         return domainOnWire(domain);
       },
@@ -82,7 +80,7 @@ export const domainsModule = (ctx: AppContext) =>
     .post(
       "/domains/:domain/verify",
       async ({ access, params, body }) => {
-        const name = await canonical(params.domain);
+        const name = await domainInput(params.domain);
         const domain = await findDomain(ctx.sql, access.orgId, name);
         if (!domain) throw problem("domain_not_found", "this organisation has not registered that domain");
         if (domain.state === "verified") return domainOnWire(domain);
@@ -120,7 +118,7 @@ export const domainsModule = (ctx: AppContext) =>
     .delete(
       "/domains/:domain",
       async ({ access, params, set }) => {
-        const name = await canonical(params.domain);
+        const name = await domainInput(params.domain);
         await ctx.sql.begin(async (tx) => {
           const removed = await removeDomain(tx, access.orgId, name);
           if (!removed) throw problem("domain_not_found", "this organisation has not registered that domain");
