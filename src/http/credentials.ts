@@ -25,10 +25,17 @@ export function cookieValue(cookieHeader: string | undefined, name: string): str
   return undefined;
 }
 
-/** Set-Cookie value carrying a session (HttpOnly, SameSite=Lax so sign-in redirects keep it). */
+/**
+ * A Set-Cookie value scripts cannot read (HttpOnly) that a cross-site top-level
+ * GET still carries (SameSite=Lax), so sign-in redirects keep it; Max-Age 0 clears it.
+ */
+const httpOnlyCookie = (name: string, value: string, path: string, maxAgeSeconds: number, secure: boolean) =>
+  `${name}=${value}; Path=${path}; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure ? "; Secure" : ""}`;
+
+/** Set-Cookie value carrying a session. */
 export function sessionCookie(token: string, expiresAt: Date, secure: boolean): string {
   const maxAge = Math.max(0, Math.floor((expiresAt.getTime() - Date.now()) / 1000));
-  return `${sessionCookieName}=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? "; Secure" : ""}`;
+  return httpOnlyCookie(sessionCookieName, token, "/", maxAge, secure);
 }
 
 export const oidcBrowserCookieName = "svc_oidc_browser";
@@ -39,11 +46,11 @@ export const oidcBrowserCookieName = "svc_oidc_browser";
  * a top-level GET, carry it to the callback.
  */
 export function oidcBrowserCookie(value: string, maxAgeSeconds: number, secure: boolean): string {
-  return `${oidcBrowserCookieName}=${value}; Path=/api/v1/identity/auth/oidc/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure ? "; Secure" : ""}`;
+  return httpOnlyCookie(oidcBrowserCookieName, value, "/api/v1/identity/auth/oidc/", maxAgeSeconds, secure);
 }
 
 export function clearedSessionCookie(secure: boolean): string {
-  return `${sessionCookieName}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure ? "; Secure" : ""}`;
+  return httpOnlyCookie(sessionCookieName, "", "/", 0, secure);
 }
 
 /**
