@@ -27,25 +27,7 @@ import {
   redeliver,
   requireSecrets,
   rotateSecret,
-  type WebhookEndpoint,
 } from "./service.ts";
-
-/** An endpoint as the API shows it: never its secret. */
-const onWire = (endpoint: WebhookEndpoint) => ({
-  id: endpoint.id,
-  organization_id: endpoint.org_id,
-  url: endpoint.url,
-  event_types: endpoint.event_types,
-  status: endpoint.status,
-  disabled_reason: endpoint.disabled_reason,
-  disabled_at: endpoint.disabled_at,
-  created_at: endpoint.created_at,
-  last_success_at: endpoint.last_success_at,
-  failing_since: endpoint.failing_since,
-  paused_until: endpoint.paused_until,
-  secret_rotated_at: endpoint.secret_rotated_at,
-  previous_secret_expires_at: endpoint.previous_secret_expires_at,
-});
 
 export const webhooksModule = (ctx: AppContext) =>
   new Elysia({ name: "identity.webhooks", prefix: "/api/v1/identity", detail: { tags: ["Identity: webhooks"] } })
@@ -63,7 +45,7 @@ export const webhooksModule = (ctx: AppContext) =>
         });
         set.status = 201;
         set.headers["cache-control"] = "no-store";
-        return { ...onWire(endpoint), secret };
+        return { ...endpoint, secret };
       },
       {
         org: "write",
@@ -82,7 +64,7 @@ export const webhooksModule = (ctx: AppContext) =>
       async ({ access, query }) => {
         const page = pageOf(query);
         const { items, total } = await listEndpoints(ctx.sql, access.orgId, query.status ?? "active", page);
-        return { items: items.map(onWire), total, ...page };
+        return { items, total, ...page };
       },
       {
         org: "read",
@@ -91,7 +73,7 @@ export const webhooksModule = (ctx: AppContext) =>
         detail: { summary: "The organisation's active webhook endpoints (or `status=disabled`); never their secrets" },
       },
     )
-    .get("/webhooks/:id", async ({ access, params }) => onWire(await getEndpoint(ctx.sql, access.orgId, params.id)), {
+    .get("/webhooks/:id", async ({ access, params }) => getEndpoint(ctx.sql, access.orgId, params.id), {
       org: "read",
       params: WebhookParams,
       response: WebhookRecord,
@@ -115,7 +97,7 @@ export const webhooksModule = (ctx: AppContext) =>
     .post(
       "/webhooks/:id/enable",
       async ({ access, params }) =>
-        onWire(await enableEndpoint(ctx.sql, { orgId: access.orgId, id: params.id, actor: access.actor })),
+        enableEndpoint(ctx.sql, { orgId: access.orgId, id: params.id, actor: access.actor }),
       {
         org: "write",
         params: WebhookParams,
@@ -138,7 +120,7 @@ export const webhooksModule = (ctx: AppContext) =>
           actor: access.actor,
         });
         set.headers["cache-control"] = "no-store";
-        return { ...onWire(endpoint), secret };
+        return { ...endpoint, secret };
       },
       {
         org: "write",

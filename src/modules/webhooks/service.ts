@@ -6,7 +6,7 @@ import type { SecretBox } from "../../core/secret-box.ts";
 import type { Queryable, Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { identityEventTypes } from "../outbox/service.ts";
-import type { DeliveryRecord } from "./model.ts";
+import type { DeliveryRecord, WebhookRecord } from "./model.ts";
 import type { DeliveryStatus } from "./schedule.ts";
 import { newSigningSecret } from "./signing.ts";
 import { checkWebhookUrl, WebhookUrlError } from "./url-guard.ts";
@@ -14,21 +14,8 @@ import { checkWebhookUrl, WebhookUrlError } from "./url-guard.ts";
 /** Active endpoints an organisation may have at once (interface spec, Limits). */
 export const maxActiveEndpoints = 10;
 
-export interface WebhookEndpoint {
-  id: string;
-  org_id: string;
-  url: string;
-  event_types: string[];
-  status: "active" | "disabled";
-  disabled_reason: "deleted" | "failing" | null;
-  disabled_at: Date | null;
-  created_at: Date;
-  last_success_at: Date | null;
-  failing_since: Date | null;
-  paused_until: Date | null;
-  secret_rotated_at: Date | null;
-  previous_secret_expires_at: Date | null;
-}
+/** An endpoint as the API shows it: never its secret. */
+export type WebhookEndpoint = Static<typeof WebhookRecord>;
 
 /** A delivery with its attempt log, as GET /webhooks/:id/deliveries lists it. */
 type Delivery = Static<typeof DeliveryRecord>;
@@ -72,7 +59,7 @@ export function checkCreateInput(
 }
 
 const endpointColumns = (sql: Queryable) => sql`
-  id, org_id, url, event_types, status, disabled_reason, disabled_at, created_at, last_success_at, failing_since,
+  id, org_id AS organization_id, url, event_types, status, disabled_reason, disabled_at, created_at, last_success_at, failing_since,
   paused_until, secret_rotated_at, previous_secret_expires_at`;
 
 /** Serialises endpoint creation and re-enabling per organisation, so the limit holds under concurrency. */
