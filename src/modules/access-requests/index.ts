@@ -5,7 +5,13 @@ import { accessPlugin } from "../../http/access.ts";
 import { requireObjectBody } from "../../http/object-body.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
-import { AccessRequestBody, AccessRequestRecord, AccessRequestStatus, ReviewBody } from "./model.ts";
+import {
+  AccessRequestBody,
+  AccessRequestListQuery,
+  AccessRequestParams,
+  AccessRequestRecord,
+  ReviewBody,
+} from "./model.ts";
 import { type AccessRequestType, listAccessRequests, reviewAccessRequest, submitAccessRequest } from "./service.ts";
 
 /** POST and GET of one kind of access request (platform or agent): same body, same record. */
@@ -69,7 +75,7 @@ const reviewRoute = <Action extends keyof typeof reviews>(ctx: AppContext, actio
       }),
     {
       session: "operator_admin",
-      params: t.Object({ id: t.String({ format: "uuid" }) }),
+      params: AccessRequestParams,
       body: ReviewBody,
       transform: requireObjectBody,
       response: AccessRequestRecord,
@@ -95,11 +101,7 @@ export const accessRequestsModule = (ctx: AppContext) =>
       },
       {
         session: "operator_admin",
-        query: t.Object({
-          status: t.Optional(AccessRequestStatus),
-          org_type: t.Optional(t.Union([t.Literal("platform"), t.Literal("agent")])),
-          ...pageQuery(),
-        }),
+        query: AccessRequestListQuery,
         response: Paged(AccessRequestRecord),
         detail: {
           summary: "Access requests to review (operator admin; pending by default)",

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { pageQuery } from "../../http/paging.ts";
 import { Name, Text } from "../../http/text.ts";
 import { Email } from "../auth/model.ts";
 
@@ -28,3 +29,11 @@ export const AccessRequestRecord = t.Object({
 export const ReviewBody = t.Optional(
   t.Object({ note: t.Optional(Text({ maxLength: 4000, description: "reviewer note, shown to the requester" })) }),
 );
+
+export const AccessRequestParams = t.Object({ id: t.String({ format: "uuid" }) });
+
+export const AccessRequestListQuery = t.Object({
+  status: t.Optional(AccessRequestStatus),
+  org_type: t.Optional(t.Union([t.Literal("platform"), t.Literal("agent")])),
+  ...pageQuery(),
+});

@@ -6,7 +6,7 @@ import { accessPlugin } from "../../http/access.ts";
 import { requireObjectBody } from "../../http/object-body.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
-import { CreatedKey, CreateKey, KeyRecord } from "./model.ts";
+import { CreatedKey, CreateKey, KeyParams, KeyRecord } from "./model.ts";
 import { countApiKeys, createApiKeyAs, listApiKeys, revokeApiKeyAs } from "./service.ts";
 
 export const keysModule = (ctx: AppContext) =>
@@ -83,7 +83,7 @@ export const keysModule = (ctx: AppContext) =>
       },
       {
         org: "write",
-        params: t.Object({ id: t.String({ format: "uuid" }) }),
+        params: KeyParams,
         response: KeyRecord,
         detail: {
           summary:

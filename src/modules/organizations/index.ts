@@ -10,11 +10,12 @@ import { domainOnWire } from "../domains/model.ts";
 import { listDomains } from "../domains/service.ts";
 import {
   AdminOrganizationRecord,
+  AdminOrganizationsQuery,
   CreatedOrganization,
   CreateOrganization,
   MemberOrganizationRecord,
   OrganizationDetail,
-  OrgType,
+  OrganizationParams,
 } from "./model.ts";
 import { createContentOwner } from "./self-serve.ts";
 import { findOrganization, listAllOrganizations, listUserOrganizations } from "./service.ts";
@@ -98,7 +99,7 @@ export const organizationsModule = (ctx: AppContext) =>
       },
       {
         org: { need: "read", orgFrom: "path" },
-        params: t.Object({ id: t.String({ format: "uuid" }) }),
+        params: OrganizationParams,
         response: OrganizationDetail,
         detail: {
           summary: "One organisation with its domains (member session, or identity:read key of that organisation)",
@@ -115,7 +116,7 @@ export const organizationsModule = (ctx: AppContext) =>
       },
       {
         session: "operator_admin",
-        query: t.Object({ org_type: t.Optional(OrgType), ...pageQuery() }),
+        query: AdminOrganizationsQuery,
         response: Paged(AdminOrganizationRecord),
         detail: {
           summary:

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { pageQuery } from "../../http/paging.ts";
 import { Name } from "../../http/text.ts";
 import { DomainRecord } from "../domains/model.ts";
 
@@ -54,3 +55,7 @@ export const OrganizationDetail = t.Object({
   role: t.Nullable(Role),
   domains: t.Array(DomainRecord),
 });
+
+export const OrganizationParams = t.Object({ id: t.String({ format: "uuid" }) });
+
+export const AdminOrganizationsQuery = t.Object({ org_type: t.Optional(OrgType), ...pageQuery() });

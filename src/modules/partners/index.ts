@@ -8,7 +8,14 @@ import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { DomainRecord, domainOnWire } from "../domains/model.ts";
 import { mailInvite } from "../members/service.ts";
-import { AttestParams, ProvisionBody, Provisioned, ProvisionedListItem, TrustedPartnerRecord } from "./model.ts";
+import {
+  AttestParams,
+  OrgParams,
+  ProvisionBody,
+  Provisioned,
+  ProvisionedListItem,
+  TrustedPartnerRecord,
+} from "./model.ts";
 import {
   attestDomain,
   disableTrustedPartner,
@@ -17,8 +24,6 @@ import {
   listTrustedPartners,
   provisionContentOwner,
 } from "./service.ts";
-
-const OrgParams = t.Object({ org_id: t.String({ format: "uuid" }) });
 
 export const partnersModule = (ctx: AppContext) =>
   new Elysia({

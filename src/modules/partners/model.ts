@@ -35,6 +35,9 @@ export const ProvisionedListItem = t.Object({
   created_at: t.Date(),
 });
 
+/** The owner a partner provisioned, named in the path. */
+export const OrgParams = t.Object({ org_id: t.String({ format: "uuid" }) });
+
 export const AttestParams = t.Object({
   org_id: t.String({ format: "uuid" }),
   domain: t.String({ minLength: 1, maxLength: 253 }),
