@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
 import type { Sql } from "../../src/db/sql.ts";
-import { inWriteTransaction, LastStatement, writeEvents } from "../../src/modules/ingest/event-store.ts";
+import { writeEvents } from "../../src/modules/ingest/event-store.ts";
+import { inWriteTransaction, LastStatement } from "../../src/modules/ingest/write-transaction.ts";
 import { eventRowOf } from "../support/events.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { testRuntime } from "../support/runtime.ts";

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { microseconds } from "../../src/modules/ingest/event-store.ts";
+import { microseconds } from "../../src/modules/ingest/event-times.ts";
 import { insertEvents } from "../support/events.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { testRuntime } from "../support/runtime.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { hostOfUrl } from "../../src/core/hosts.ts";
-import { RowsToWrite } from "../../src/modules/ingest/event-store.ts";
+import { RowsToWrite } from "../../src/modules/ingest/write-transaction.ts";
 import { eventRowOf, insertEvents, type TestEvent } from "../support/events.ts";
 import { flagMismatches, type StoredFlags, storedFlags } from "../support/first-flags.ts";
 import { createTestOrg } from "../support/fixtures.ts";

@@ -9,8 +9,6 @@ import {
   earliestBound,
   type FlagUpdates,
   holdersOf,
-  inWriteTransaction,
-  RowsToWrite,
   readHoldersAhead,
   type SessionStart,
   sessionStarts,
@@ -19,6 +17,7 @@ import {
 import type { OutcomeValue } from "./model.ts";
 import { tightenStoredConversation } from "./privacy-tightening.ts";
 import { sessionName, sessionsNamed } from "./session-names.ts";
+import { inWriteTransaction, RowsToWrite } from "./write-transaction.ts";
 
 /** A session named by events and created on first sight when it does not exist. */
 export interface ImplicitSession {
