@@ -1,93 +1,18 @@
 import { Elysia, t } from "elysia";
 import { parseOidcProviders } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
-import { ProblemError } from "../../core/problem.ts";
 import { prefersHtml, prefersJson } from "../../http/accept.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent, redirectTo } from "../../http/bodiless-answers.ts";
-import {
-  clearedSessionCookie,
-  cookieValue,
-  oidcBrowserCookie,
-  oidcBrowserCookieName,
-  sessionCookie,
-} from "../../http/credentials.ts";
+import { clearedSessionCookie, cookieValue, oidcBrowserCookie, oidcBrowserCookieName } from "../../http/credentials.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
 import { refuseCrossSite } from "../../http/same-origin.ts";
 import { consumeMagicLink, sendMagicLink } from "./magic-link.ts";
 import { MagicLinkRequest, MagicLinkVerify, OidcCallbackQuery, OidcProviderParams, SignedIn, WhoAmI } from "./model.ts";
 import { loginLifetimeMinutes, OidcSignIn } from "./oidc.ts";
-import { type IssuedSession, revokeSession } from "./sessions.ts";
-import { confirmSignInPage, type SignInWay, signedInPage, signInFailedPage } from "./sign-in-page.ts";
-import type { User } from "./users.ts";
-
-/** The response of every successful sign-in: the session in the body and as an HttpOnly cookie. */
-function signedIn(
-  ctx: AppContext,
-  set: { headers: Record<string, unknown> },
-  result: { user: User; session: IssuedSession },
-) {
-  set.headers["set-cookie"] = sessionCookie(
-    result.session.token,
-    result.session.expires_at,
-    ctx.config.SESSION_COOKIE_SECURE,
-  );
-  set.headers["cache-control"] = "no-store";
-  return {
-    session_token: result.session.token,
-    expires_at: result.session.expires_at,
-    user: { id: result.user.id, email: result.user.email },
-  };
-}
-
-type SignedInAnswer = ReturnType<typeof signedIn>;
-
-/**
- * A small HTML page as the answer; Elysia sends a Response past the route's JSON
- * schema, and adds the headers `set` holds (the session cookie) itself. The page
- * runs nothing, is framed nowhere, and its address, which carried the link's token,
- * goes to no other site as a referrer.
- */
-const htmlAnswer = (body: string, status: number) =>
-  new Response(body, {
-    status,
-    headers: {
-      "content-type": "text/html; charset=utf-8",
-      "content-security-policy":
-        "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-      "x-content-type-options": "nosniff",
-      "referrer-policy": "no-referrer",
-    },
-  });
-
-/** Runs `action` for a person in a browser: a refusal comes as a page saying how to try again, not a problem document. */
-async function refusedAsPage<A>(way: SignInWay, action: () => Promise<A>): Promise<A | Response> {
-  try {
-    return await action();
-  } catch (error) {
-    if (error instanceof ProblemError)
-      return htmlAnswer(signInFailedPage(error.detail ?? error.title, way), error.status);
-    throw error;
-  }
-}
-
-/**
- * A sign-in answered for whoever asks: JSON for API clients, a small page for a
- * person in a browser (Accept preferring text/html), with the same session cookie.
- */
-async function answeredFor(
-  accept: string | undefined,
-  way: SignInWay,
-  signIn: () => Promise<SignedInAnswer>,
-): Promise<SignedInAnswer> {
-  if (!prefersHtml(accept)) return signIn();
-  const answer = await refusedAsPage(way, async () => {
-    const { user, expires_at } = await signIn();
-    return htmlAnswer(signedInPage(user.email, new Date(expires_at).toISOString()), 200);
-  });
-  // The types cannot say that a Response passes the JSON schema by.
-  return answer as unknown as SignedInAnswer;
-}
+import { revokeSession } from "./sessions.ts";
+import { answeredFor, pageInsteadOfJson, refusedAsPage, signedIn } from "./sign-in-answers.ts";
+import { confirmSignInPage } from "./sign-in-page.ts";
 
 export const authModule = (ctx: AppContext) => {
   const oidc = new OidcSignIn(parseOidcProviders(ctx.config.OIDC_PROVIDERS), ctx.config);
@@ -119,9 +44,8 @@ export const authModule = (ctx: AppContext) => {
       "/magic-link/verify",
       ({ query, set, headers, request }) => {
         // A HEAD or a page leaves the token unspent: see confirmSignInPage.
-        if (request.method === "HEAD") return htmlAnswer("", 200) as unknown as SignedInAnswer;
-        if (!prefersJson(headers.accept))
-          return htmlAnswer(confirmSignInPage(query.token), 200) as unknown as SignedInAnswer;
+        if (request.method === "HEAD") return pageInsteadOfJson("");
+        if (!prefersJson(headers.accept)) return pageInsteadOfJson(confirmSignInPage(query.token));
         return spendMagicLink(query.token, set);
       },
       {
