@@ -10,25 +10,7 @@ import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { countLookup, listLookups } from "./lookups.ts";
 import { maxManifestEvents, resolveClickManifest } from "./manifest.ts";
 import { ClickManifest, ClickToken, ClickTokenParams, ClickTokenRequest, LookupCount } from "./model.ts";
-import { clickTokenPrefix, issueClickToken } from "./service.ts";
-
-/** A token of the standard's own pattern (`ct_…`, standard 7.4) was issued elsewhere, not by this service. */
-const standardToken = /^ct_[A-Za-z0-9_-]{16,240}$/;
-const ownToken = /^ctx_[A-Za-z0-9_-]{43}$/;
-
-/** A token this service cannot have issued: 400 (malformed) or 422 (another issuer's) naming the path parameter, before any lookup. */
-function refuseForeignToken(token: string): void {
-  if (ownToken.test(token)) return;
-  if (standardToken.test(token)) {
-    throw invalid(
-      "this is a click token of another issuer: resolve it at the ctx_resolution endpoint of the issuer's manifest",
-      [{ path: "/token", message: "is a ct_ token of another issuer" }],
-      "foreign_click_token",
-    );
-  }
-  const message = `is not a click token of this service (${clickTokenPrefix} followed by 43 url-safe characters)`;
-  throw invalid(`token ${message}`, [{ path: "/token", message }]);
-}
+import { issueClickToken, refuseForeignToken } from "./service.ts";
 
 export const clickTokensModule = (ctx: AppContext) =>
   new Elysia({ name: "click-tokens", detail: { tags: ["Click tokens"] } })

@@ -1,4 +1,5 @@
 import { hostOfUrl } from "../../core/hosts.ts";
+import { invalid } from "../../core/problem.ts";
 import { hashPresentedSecret, mintSecret } from "../../core/secrets.ts";
 import type { Sql } from "../../db/sql.ts";
 import { sessionName, sessionsNamed } from "../ingest/service.ts";
@@ -101,4 +102,22 @@ export async function deleteExpiredClickTokens(sql: Sql, now: Date): Promise<num
     deleted += batch.count;
     if (batch.count < sweepBatch) return deleted;
   }
+}
+
+/** A token of the standard's own pattern (`ct_…`, standard 7.4) was issued elsewhere, not by this service. */
+const standardToken = /^ct_[A-Za-z0-9_-]{16,240}$/;
+const ownToken = /^ctx_[A-Za-z0-9_-]{43}$/;
+
+/** A token this service cannot have issued: 400 (malformed) or 422 (another issuer's) naming the path parameter, before any lookup. */
+export function refuseForeignToken(token: string): void {
+  if (ownToken.test(token)) return;
+  if (standardToken.test(token)) {
+    throw invalid(
+      "this is a click token of another issuer: resolve it at the ctx_resolution endpoint of the issuer's manifest",
+      [{ path: "/token", message: "is a ct_ token of another issuer" }],
+      "foreign_click_token",
+    );
+  }
+  const message = `is not a click token of this service (${clickTokenPrefix} followed by 43 url-safe characters)`;
+  throw invalid(`token ${message}`, [{ path: "/token", message }]);
 }

@@ -6,23 +6,9 @@ import { noContent } from "../../http/bodiless-answers.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
 import { recordAudit } from "../audit/service.ts";
 import { fetchManifest } from "./fetch.ts";
-import { ManifestRecord, ManifestRegistration, manifestPath } from "./model.ts";
+import { ManifestRecord, ManifestRegistration } from "./model.ts";
 import { findManifest, manifestOnWire, removeManifest, storeManifest } from "./service.ts";
-
-/** Why a manifest URL cannot be registered, or null. */
-function urlProblem(url: string): string | null {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return "is not an absolute URL";
-  }
-  if (parsed.protocol !== "https:") return "must be https (8.1)";
-  if (parsed.username || parsed.password) return "must not carry credentials";
-  if (!parsed.pathname.endsWith(manifestPath)) return `must end in ${manifestPath} (8.1)`;
-  if (parsed.search || parsed.hash) return "must have no query or fragment";
-  return null;
-}
+import { manifestUrlProblem } from "./validate.ts";
 
 export const manifestsModule = (ctx: AppContext) =>
   new Elysia({ name: "identity.manifest", prefix: "/api/v1/identity", detail: { tags: ["Identity: manifest"] } })
@@ -30,7 +16,7 @@ export const manifestsModule = (ctx: AppContext) =>
     .put(
       "/manifest",
       async ({ access, body }) => {
-        const refused = urlProblem(body.url);
+        const refused = manifestUrlProblem(body.url);
         if (refused) throw invalid(`url ${refused}`, [{ path: "/url", message: refused }]);
         // The fetch talks to the outside world: never while holding a transaction.
         const fetched = await fetchManifest(ctx.domainProbe, body.url);

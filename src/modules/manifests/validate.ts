@@ -74,3 +74,18 @@ export function manifestClaims(manifest: ParticipantManifest, domain: string): b
     return lower.startsWith("*.") ? domain.endsWith(lower.slice(1)) : lower === domain;
   });
 }
+
+/** Why a manifest URL cannot be registered, or null. */
+export function manifestUrlProblem(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "is not an absolute URL";
+  }
+  if (parsed.protocol !== "https:") return "must be https (8.1)";
+  if (parsed.username || parsed.password) return "must not carry credentials";
+  if (!parsed.pathname.endsWith(manifestPath)) return `must end in ${manifestPath} (8.1)`;
+  if (parsed.search || parsed.hash) return "must have no query or fragment";
+  return null;
+}
