@@ -5,6 +5,7 @@ import { connect } from "../../src/db/client.ts";
 import type { Sql } from "../../src/db/sql.ts";
 import { flagMismatches, storedFlags } from "../support/first-flags.ts";
 import { callApp, overHttp } from "../support/http.ts";
+import { msUntil } from "../support/polling.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { cliJson, type ServiceProcess, serviceEnv, startService } from "../support/service-process.ts";
 import { batch, validEvents } from "../support/telemetry-events.ts";
@@ -53,7 +54,8 @@ test(`an event acknowledged just before kill -9 is stored and counted exactly on
     }
   };
   const clients = Array.from({ length: 4 }, client);
-  await Bun.sleep(1500);
+  // Killed once ten batches are acknowledged, while the four clients still send.
+  expect(await msUntil(async () => acknowledged.size >= 200)).toBeLessThan(Number.POSITIVE_INFINITY);
   service.proc.kill("SIGKILL");
   await service.proc.exited;
   dead = true;
