@@ -336,6 +336,21 @@ describe("POST /sessions/bulk", () => {
     expect(row?.n).toBe(1);
   });
 
+  test("a partly retried upload starts its session at the events it writes, not at the one skipped", async () => {
+    const agent = await createTestOrg({ type: "agent" });
+    const stored = validEvents.retrieved(domain, { timestamp: ago(7200) });
+    const upload = (session_id: string, events: unknown[]) =>
+      call("POST", "/sessions/bulk", { key: agent.key, body: { session_id, events } });
+    expect((await upload(crypto.randomUUID(), [stored])).body.events_created).toBe(1);
+    const sessionId = crypto.randomUUID();
+    const cited = validEvents.cited(domain, { timestamp: ago(60) });
+    expect((await upload(sessionId, [cited])).body.events_created).toBe(1);
+    const before = await storedSession(sessionId);
+    const again = await upload(sessionId, [stored, cited, validEvents.presented(domain, { timestamp: ago(30) })]);
+    expect([again.status, again.body.events_created]).toEqual([200, 1]);
+    expect((await storedSession(sessionId))?.started_at).toEqual(before?.started_at);
+  });
+
   test("a later document cannot end a session before the start already stored", async () => {
     const agent = await createTestOrg({ type: "agent" });
     const started = await call("POST", "/sessions/start", { key: agent.key, body: {} });

@@ -10,7 +10,7 @@ import { createTestOrg } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { ago, batch, validEvents } from "../support/telemetry-events.ts";
-import { storedEvents } from "../support/telemetry-store.ts";
+import { storedEvents, storedSession } from "../support/telemetry-store.ts";
 
 /** The service's default event-age window. */
 const ageLimits = { maxAgeDays: 3650, maxFutureSeconds: 300 };
@@ -40,7 +40,7 @@ async function queuedWriter(principal: Principal) {
   await holder`BEGIN`;
   await holder`INSERT INTO session_bounds (session_id, events_from) VALUES (${blocked}::uuid, now())`;
   const results: Promise<number>[] = [];
-  const post = (sessionId: string, events: unknown[], as = principal) =>
+  const post = (sessionId: string, events: unknown[], as = principal, envelope: Record<string, unknown> = {}) =>
     new Promise<void>((arrived) => {
       const counted = {
         sql: ctx.sql,
@@ -50,7 +50,7 @@ async function queuedWriter(principal: Principal) {
         },
       };
       results.push(
-        ingestDocument(counted, as, sessionBatch(sessionId, events), "events", ageLimits).then(
+        ingestDocument(counted, as, sessionBatch(sessionId, events, envelope), "events", ageLimits).then(
           (result) => result.eventsCreated,
         ),
       );
@@ -67,7 +67,8 @@ async function queuedWriter(principal: Principal) {
   };
 }
 
-const sessionBatch = (sessionId: string, events: unknown[]) => batch(events, { session_id: sessionId });
+const sessionBatch = (sessionId: string, events: unknown[], envelope: Record<string, unknown> = {}) =>
+  batch(events, { ...envelope, session_id: sessionId });
 
 /** The transactions that inserted an organisation's recent events (their xmin), with how many each inserted. */
 async function insertingTransactions(orgId: string): Promise<number[]> {
@@ -134,6 +135,36 @@ describe("group commit", () => {
     // The earlier request's two; the blocked first alone; the group's two new events together.
     expect(await insertingTransactions(reporter.orgId)).toEqual([1, 2, 2]);
     expect(flagMismatches(await storedFlags((await testRuntime()).ctx.sql, [reporter.orgId]))).toEqual([]);
+  });
+
+  test("a session named by two requests of one transaction starts as it would were they written one by one", async () => {
+    const reporter = await agent();
+    const writes = await queuedWriter(reporter);
+    const sessionId = crypto.randomUUID();
+    // One request declares its start, after its own event; the other declares none.
+    const declared = ago(7200);
+    await writes.post(sessionId, [validEvents.retrieved("group.example.org", { timestamp: ago(18000) })], reporter, {
+      started_at: declared,
+    });
+    await writes.post(sessionId, [validEvents.retrieved("group.example.org", { timestamp: ago(3600) })]);
+    expect(fulfilled(await writes.release())).toEqual([1, 1, 1]);
+    expect((await storedSession(sessionId))?.started_at).toEqual(new Date(declared));
+  });
+
+  test("a request of a shared transaction whose events are all stored gives their session no agent or start", async () => {
+    const org = await createTestOrg({ type: "agent" });
+    const reporter = writerOf(org.id);
+    const stored = validEvents.retrieved("group.example.org", { timestamp: ago(36000) });
+    const first = await call("POST", "/events", { key: org.key, body: sessionBatch(crypto.randomUUID(), [stored]) });
+    expect(first.body.events_created).toBe(1);
+    const writes = await queuedWriter(reporter);
+    const sessionId = crypto.randomUUID();
+    await writes.post(sessionId, [stored], reporter, { agent_id: "agent-z", started_at: ago(36000) });
+    const fresh = validEvents.retrieved("group.example.org", { timestamp: ago(60) });
+    await writes.post(sessionId, [fresh]);
+    expect(fulfilled(await writes.release())).toEqual([1, 0, 1]);
+    const session = await storedSession(sessionId);
+    expect([session?.agent_id, session?.started_at]).toEqual([null, new Date(fresh.timestamp)]);
   });
 
   test("a shared transaction that fails is written again request by request: two organisations naming one new session", async () => {

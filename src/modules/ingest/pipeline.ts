@@ -119,8 +119,8 @@ export async function ingestDocument(
   const rows = await resolveSessions(sql, principal.orgId, document.envelope, checked, signatureStatus, refusal);
   const header = document.session;
   // Without started_at a described session starts at its first event, which its end may not precede.
-  const startedAt = header && (header.startedAt ?? earliest(checked));
-  if (header?.endedAt && !header.startedAt && startedAt && header.endedAt < startedAt) {
+  const firstEvent = header && !header.startedAt ? earliest(checked) : null;
+  if (header?.endedAt && firstEvent && header.endedAt < firstEvent) {
     refusal.add([
       { path: "/ended_at", message: "is before the session's first event (its start, as started_at is absent)" },
     ]);
@@ -131,7 +131,7 @@ export async function ingestDocument(
   const plan = {
     orgId: principal.orgId,
     clickedPresentations: clickedPresentations(checked, rows),
-    header: header && { ...header, startedAt },
+    header,
     implicitSessions: implicitSessions(document, checked),
     events: rows,
     conversation: settling.conversation,

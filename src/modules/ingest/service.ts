@@ -57,20 +57,21 @@ type ClaimedImplicitSession = Omit<ImplicitSession, "declaredStart"> & { orgId: 
 
 /**
  * The implicit sessions of plans written together, one per organisation and name:
- * the earliest start, the first agent, manifest and parent given. Only sessions
- * that events being written name: a retry skips the events stored already
- * (RowsToWrite), and a skipped event takes no part in anything, so the session
- * it names is neither created nor given its agent or start. `starts` are the
- * written rows' earliest of each session (sessionStarts).
+ * the earliest start, the first agent, manifest and parent given. A plan speaks
+ * for a session only when it writes one of its events: a retry skips the events
+ * stored already (RowsToWrite), and a skipped event takes no part in anything, so
+ * the session it names is neither created nor given an agent or start through it.
+ * Without a declared start, a plan's session starts at that plan's earliest
+ * event written (`planStarts`, sessionStarts of each plan's written rows), as it
+ * would were the plan written alone.
  */
-function implicitSessionsOf(plans: readonly WritePlan[], starts: readonly SessionStart[]): ClaimedImplicitSession[] {
-  const firstWritten = new Map<string, SessionStart>();
-  for (const start of starts) {
-    if (!start.row.sessionFromToken)
-      firstWritten.set(`${start.row.orgId}/${start.row.sessionId?.toLowerCase()}`, start);
-  }
+function implicitSessionsOf(
+  plans: readonly WritePlan[],
+  planStarts: readonly (readonly SessionStart[])[],
+): ClaimedImplicitSession[] {
   const byName = new Map<string, ClaimedImplicitSession & { startUs: number }>();
-  for (const plan of plans) {
+  plans.forEach((plan, i) => {
+    const firstWritten = namedStarts(planStarts[i] ?? []);
     for (const { declaredStart, ...session } of plan.implicitSessions) {
       const key = `${plan.orgId}/${session.id.toLowerCase()}`;
       const written = firstWritten.get(key);
@@ -88,13 +89,22 @@ function implicitSessionsOf(plans: readonly WritePlan[], starts: readonly Sessio
       known.parentSessionId ??= session.parentSessionId;
       if (start.startUs < known.startUs) Object.assign(known, start);
     }
-  }
+  });
   // Sessions are claimed in name order so that concurrent writes naming the same
   // sessions wait on each other in one order and never deadlock.
   const name = (session: { id: string }) => session.id.toLowerCase();
   return [...byName.values()].sort((a, b) =>
     name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : a.orgId < b.orgId ? -1 : 1,
   );
+}
+
+/** Starts of sessions named by name (not a click token's id), by organisation and name. */
+function namedStarts(starts: readonly SessionStart[]): Map<string, SessionStart> {
+  const byName = new Map<string, SessionStart>();
+  for (const start of starts) {
+    if (!start.row.sessionFromToken) byName.set(`${start.row.orgId}/${start.row.sessionId?.toLowerCase()}`, start);
+  }
+  return byName;
 }
 
 /**
@@ -151,10 +161,14 @@ export async function writeIngest(
   try {
     const inserted = await inWriteTransaction(sql, async (tx, storedEvents) => {
       const writing = await RowsToWrite.of(tx, events, storedEvents);
-      const starts = sessionStarts(writing.rows);
-      const claiming = implicitSessionsOf(plans, starts);
+      const written = writing.rows.length === events.length ? null : new Set(writing.rows);
+      const planStarts = plans.map((plan) =>
+        sessionStarts(written ? plan.events.filter((row) => written.has(row)) : plan.events),
+      );
+      const starts = sessionStarts(planStarts.flat().map((start) => start.row));
+      const claiming = implicitSessionsOf(plans, planStarts);
       const headerClaim = header
-        ? tx`header_claim AS (${claimHeaderSession(tx, (plans[0] as WritePlan).orgId, header)}),`
+        ? tx`header_claim AS (${claimHeaderSession(tx, (plans[0] as WritePlan).orgId, header, headerStart(header, starts))}),`
         : tx``;
       const claims = tx<{ sessions: ClaimedSession[]; held_from: string | null }[]>`
         WITH ${headerClaim}
@@ -269,13 +283,27 @@ function withClaimedSessions(rows: readonly EventRow[], claimed: readonly Claime
 }
 
 /**
+ * A described session's start: the one it declares, else its earliest event
+ * written (an event a retry skips gives it none); null when it writes none.
+ */
+function headerStart(header: SessionHeader, starts: readonly SessionStart[]): Date | string | null {
+  if (header.startedAt) return header.startedAt;
+  for (const start of starts) {
+    if (!start.row.sessionFromToken && start.row.sessionId?.toLowerCase() === header.id.toLowerCase()) {
+      return start.row.eventTime;
+    }
+  }
+  return null;
+}
+
+/**
  * Upserts an explicitly described session: given fields win, absent ones keep what
  * is stored; an earlier start moves the start. A new session without a start
  * starts now, or at its end when that is earlier. `parent_session_id` and
  * `prior_session_ids` are names in the organisation's own namespace (sql/067),
  * stored as given: they can name nothing of another organisation.
  */
-function claimHeaderSession(sql: Queryable, orgId: string, header: SessionHeader) {
+function claimHeaderSession(sql: Queryable, orgId: string, header: SessionHeader, startedAt: Date | string | null) {
   const outcome = header.outcome;
   return sql`
     INSERT INTO sessions AS s (
@@ -286,7 +314,7 @@ function claimHeaderSession(sql: Queryable, orgId: string, header: SessionHeader
       fresh.id, fresh.wire_id, n.org_id, coalesce(${header.initiatorType}::text, 'user'), ${header.agentId},
       ${header.manifestRef}, ${header.contentScope}, ${header.externalSessionId}, ${header.parentSessionId}::uuid,
       coalesce(${header.priorSessionIds}::uuid[], '{}'), ${header.privacyLevel}::text,
-      coalesce(${iso(header.startedAt)}::timestamptz, least(now(), ${iso(header.endedAt)}::timestamptz)),
+      coalesce(${iso(startedAt)}::timestamptz, least(now(), ${iso(header.endedAt)}::timestamptz)),
       ${iso(header.endedAt)}::timestamptz,
       ${outcome?.type ?? null}, ${outcome?.value_amount ?? null}::bigint, ${outcome?.currency ?? null}
     FROM (SELECT ${header.id}::uuid AS name, ${orgId}::uuid AS org_id) n
@@ -300,7 +328,7 @@ function claimHeaderSession(sql: Queryable, orgId: string, header: SessionHeader
       parent_session_id = coalesce(EXCLUDED.parent_session_id, s.parent_session_id),
       prior_session_ids = coalesce(${header.priorSessionIds}::uuid[], s.prior_session_ids),
       privacy_level = coalesce(${header.privacyLevel}::text, s.privacy_level),
-      started_at = least(s.started_at, ${iso(header.startedAt)}::timestamptz),
+      started_at = least(s.started_at, ${iso(startedAt)}::timestamptz),
       ended_at = coalesce(EXCLUDED.ended_at, s.ended_at),
       outcome_type = coalesce(EXCLUDED.outcome_type, s.outcome_type),
       outcome_value_amount = CASE WHEN EXCLUDED.outcome_type IS NULL THEN s.outcome_value_amount ELSE EXCLUDED.outcome_value_amount END,
