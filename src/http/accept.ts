@@ -15,9 +15,3 @@ export function prefersHtml(accept: string | undefined): boolean {
   const html = acceptQuality(accept, "text/html");
   return html > 0 && html > acceptQuality(accept, "application/json");
 }
-
-/** An API client reading a link itself: it asks for JSON, ahead of HTML or as much. */
-export function prefersJson(accept: string | undefined): boolean {
-  const json = acceptQuality(accept, "application/json");
-  return json > 0 && json >= acceptQuality(accept, "text/html");
-}

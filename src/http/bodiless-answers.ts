@@ -5,6 +5,6 @@
  */
 export const noContent = (description: string) => ({ 204: { description } });
 
-export const redirectTo = (description: string) => ({
-  302: { description, headers: { Location: { description: "where to go", schema: { type: "string" as const } } } },
+export const redirectTo = (description: string, status: 302 | 303 = 302) => ({
+  [status]: { description, headers: { Location: { description: "where to go", schema: { type: "string" as const } } } },
 });

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { parseOidcProviders } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
-import { prefersHtml, prefersJson } from "../../http/accept.ts";
+import { prefersHtml } from "../../http/accept.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent, redirectTo } from "../../http/bodiless-answers.ts";
 import { clearedSessionCookie, cookieValue, oidcBrowserCookie, oidcBrowserCookieName } from "../../http/credentials.ts";
@@ -11,7 +11,14 @@ import { consumeMagicLink, sendMagicLink } from "./magic-link.ts";
 import { MagicLinkRequest, MagicLinkVerify, OidcCallbackQuery, OidcProviderParams, SignedIn, WhoAmI } from "./model.ts";
 import { loginLifetimeMinutes, OidcSignIn } from "./oidc.ts";
 import { revokeSession } from "./sessions.ts";
-import { answeredFor, pageInsteadOfJson, refusedAsPage, signedIn } from "./sign-in-answers.ts";
+import {
+  answeredFor,
+  htmlPage,
+  htmlPageResponse,
+  refusedAsPage,
+  signedIn,
+  signedInToDashboard,
+} from "./sign-in-answers.ts";
 import { confirmSignInPage } from "./sign-in-page.ts";
 
 export const authModule = (ctx: AppContext) => {
@@ -42,22 +49,16 @@ export const authModule = (ctx: AppContext) => {
     )
     .get(
       "/magic-link/verify",
-      ({ query, set, headers, request }) => {
-        // A HEAD or a page leaves the token unspent: see confirmSignInPage.
-        if (request.method === "HEAD") return pageInsteadOfJson("");
-        if (!prefersJson(headers.accept)) return pageInsteadOfJson(confirmSignInPage(query.token));
-        return spendMagicLink(query.token, set);
-      },
+      // Opening the link spends nothing, whoever opens it: see confirmSignInPage.
+      ({ query, request }) => htmlPage(request.method === "HEAD" ? "" : confirmSignInPage(query.token)),
       {
         public: "by_address",
         query: MagicLinkVerify,
-        response: SignedIn,
         detail: {
-          summary:
-            "Follow a sign-in link: a page whose button spends the token, or for JSON clients the sign-in itself",
+          summary: "Follow a sign-in link: a page whose Sign in button spends the token",
           description:
-            "Only a client asking for JSON (Accept: application/json, ahead of text/html or as much) spends the token here and gets the JSON below. Anyone else (a browser, a mail scanner, a link preview) gets a small HTML page (text/html, 200 whatever the token) whose Sign in button posts the token to POST /magic-link/sign-in: links in mail are opened by scanners before their owners, and only a person presses the button. A HEAD spends nothing either.",
-          ...ownProblems("unauthorized"),
+            "Spends nothing, whoever opens it: a small HTML page (200 whatever the token) whose Sign in button posts the token to POST /magic-link/sign-in. Mail scanners and link previews open the links in the mail they pass on before its reader does, and only a person presses the button. Clients that read the link themselves send the token to POST /magic-link/verify.",
+          responses: htmlPageResponse("the page with the Sign in button"),
         },
       },
     )
@@ -73,11 +74,13 @@ export const authModule = (ctx: AppContext) => {
     })
     .post(
       "/magic-link/sign-in",
-      ({ query, set, headers, request }) =>
-        answeredFor(headers.accept, "link", () => {
+      ({ query, set, headers, request }) => {
+        const signIn = async () => {
           refuseCrossSite(request, publicOrigin, "a sign-in from a browser");
           return spendMagicLink(query.token, set);
-        }),
+        };
+        return prefersHtml(headers.accept) ? signedInToDashboard(signIn) : signIn();
+      },
       {
         public: "by_address",
         query: MagicLinkVerify,
@@ -85,7 +88,8 @@ export const authModule = (ctx: AppContext) => {
         detail: {
           summary: "The Sign in button of a sign-in link's page: spends the token and starts a session",
           description:
-            "The form on the page GET /magic-link/verify shows posts here, with no body. A browser (Accept preferring text/html) gets a small page saying what happened, with the session cookie set; other clients get the JSON below. A browser's post must come from the service's own page (403 cross_site_request otherwise), so that no other site's form can sign a visitor in as someone else.",
+            "The form on the page GET /magic-link/verify shows posts here, with no body. A browser (Accept preferring text/html) is sent on to the dashboard (303 to /app) with the session cookie set, so that reloading does not post the spent link again, or gets a page saying why not; other clients get the JSON below. A browser's post must come from the service's own page (403 cross_site_request otherwise), so that no other site's form can sign a visitor in as someone else.",
+          responses: redirectTo("a browser, signed in, to the dashboard (/app)", 303),
           ...ownProblems("unauthorized", "cross_site_request"),
         },
       },

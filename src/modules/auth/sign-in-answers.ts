@@ -34,8 +34,11 @@ export type SignedInAnswer = ReturnType<typeof signedIn>;
 /**
  * A small HTML page as the answer; Elysia sends a Response past the route's JSON
  * schema, and adds the headers `set` holds (the session cookie) itself. The page
- * runs nothing, is framed nowhere, and its address, which carried the link's token,
- * goes to no other site as a referrer.
+ * runs nothing, is framed nowhere, and is kept by no cache. Its address, which
+ * carries the link's token, goes to no other site as a referrer; the service's own
+ * pages get it, so that a browser without fetch metadata sends the button's post
+ * with its real Origin (under `no-referrer` it sends `Origin: null`, refused as
+ * cross-site).
  */
 const htmlAnswer = (body: string, status: number) =>
   new Response(body, {
@@ -45,9 +48,18 @@ const htmlAnswer = (body: string, status: number) =>
       "content-security-policy":
         "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
       "x-content-type-options": "nosniff",
-      "referrer-policy": "no-referrer",
+      "referrer-policy": "same-origin",
+      "cache-control": "no-store",
     },
   });
+
+/** A page as a route's whole answer (200). */
+export const htmlPage = (body: string) => htmlAnswer(body, 200);
+
+/** How a route answering a page says so in the OpenAPI document. */
+export const htmlPageResponse = (description: string) => ({
+  200: { description, content: { "text/html": { schema: { type: "string" as const } } } },
+});
 
 /** Runs `action` for a person in a browser: a refusal comes as a page saying how to try again, not a problem document. */
 export async function refusedAsPage<A>(way: SignInWay, action: () => Promise<A>): Promise<A | Response> {
@@ -78,5 +90,15 @@ export async function answeredFor(
   return answer as unknown as SignedInAnswer;
 }
 
-/** A page where a route's schema says JSON (a sign-in link opened without asking for JSON). */
-export const pageInsteadOfJson = (body: string) => htmlAnswer(body, 200) as unknown as SignedInAnswer;
+/**
+ * The Sign in button's answer to a browser: on to the dashboard, signed in (303,
+ * so that reloading it does not post the spent link again); a refusal as a page.
+ */
+export async function signedInToDashboard(signIn: () => Promise<SignedInAnswer>): Promise<SignedInAnswer> {
+  const answer = await refusedAsPage("link", async () => {
+    await signIn();
+    return new Response(null, { status: 303, headers: { location: "/app", "cache-control": "no-store" } });
+  });
+  // The types cannot say that a Response passes the JSON schema by.
+  return answer as unknown as SignedInAnswer;
+}
