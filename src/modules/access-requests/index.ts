@@ -2,16 +2,11 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { auditActorOf } from "../../core/caller.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { IdParams } from "../../http/id-params.ts";
 import { requireObjectBody } from "../../http/object-body.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
-import {
-  AccessRequestBody,
-  AccessRequestListQuery,
-  AccessRequestParams,
-  AccessRequestRecord,
-  ReviewBody,
-} from "./model.ts";
+import { AccessRequestBody, AccessRequestListQuery, AccessRequestRecord, ReviewBody } from "./model.ts";
 import { type AccessRequestType, listAccessRequests, reviewAccessRequest, submitAccessRequest } from "./service.ts";
 
 /** POST and GET of one kind of access request (platform or agent): same body, same record. */
@@ -75,7 +70,7 @@ const reviewRoute = <Action extends keyof typeof reviews>(ctx: AppContext, actio
       }),
     {
       session: "operator_admin",
-      params: AccessRequestParams,
+      params: IdParams,
       body: ReviewBody,
       transform: requireObjectBody,
       response: AccessRequestRecord,

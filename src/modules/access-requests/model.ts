@@ -30,8 +30,6 @@ export const ReviewBody = t.Optional(
   t.Object({ note: t.Optional(Text({ maxLength: 4000, description: "reviewer note, shown to the requester" })) }),
 );
 
-export const AccessRequestParams = t.Object({ id: t.String({ format: "uuid" }) });
-
 export const AccessRequestListQuery = t.Object({
   status: t.Optional(AccessRequestStatus),
   org_type: t.Optional(t.Union([t.Literal("platform"), t.Literal("agent")])),

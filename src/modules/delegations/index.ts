@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent } from "../../http/bodiless-answers.ts";
+import { IdParams } from "../../http/id-params.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf } from "../../http/paging.ts";
 import {
@@ -12,7 +13,6 @@ import {
   DelegationRequestBody,
   DelegationRequestRecord,
   GrantBody,
-  IdParams,
   ListQuery,
   maxBulkDelegationRequests,
 } from "./model.ts";

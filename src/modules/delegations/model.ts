@@ -21,8 +21,6 @@ const Role = t.Union([t.Literal("grantor"), t.Literal("grantee")], {
 /** The query of both lists: one side, or both, paged. */
 export const ListQuery = t.Object({ role: t.Optional(Role), ...pageQuery() });
 
-export const IdParams = t.Object({ id: Uuid });
-
 export const GrantBody = t.Object({
   grantee_org_id: t.String({ format: "uuid", description: "the platform or agent organisation that may read" }),
   scopes: t.Optional(Scopes),

@@ -3,10 +3,11 @@ import type { AppContext } from "../../context.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import { effectiveScopes, type Scope, UnknownScopeError } from "../../core/scopes.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { IdParams } from "../../http/id-params.ts";
 import { requireObjectBody } from "../../http/object-body.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
-import { CreatedKey, CreateKey, KeyParams, KeyRecord } from "./model.ts";
+import { CreatedKey, CreateKey, KeyRecord } from "./model.ts";
 import { countApiKeys, createApiKeyAs, listApiKeys, revokeApiKeyAs } from "./service.ts";
 
 export const keysModule = (ctx: AppContext) =>
@@ -83,7 +84,7 @@ export const keysModule = (ctx: AppContext) =>
       },
       {
         org: "write",
-        params: KeyParams,
+        params: IdParams,
         response: KeyRecord,
         detail: {
           summary:

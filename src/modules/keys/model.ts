@@ -32,5 +32,3 @@ export const CreatedKey = t.Object({
   ...KeyRecord.properties,
   key: t.String({ description: "the raw key: shown only in this response" }),
 });
-
-export const KeyParams = t.Object({ id: t.String({ format: "uuid" }) });

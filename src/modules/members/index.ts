@@ -3,18 +3,10 @@ import type { AppContext } from "../../context.ts";
 import { auditActorOf } from "../../core/caller.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent } from "../../http/bodiless-answers.ts";
+import { IdParams } from "../../http/id-params.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
-import {
-  ClaimResult,
-  InviteBody,
-  InviteParams,
-  InviteRecord,
-  MemberRecord,
-  MyInvite,
-  RoleBody,
-  UserParams,
-} from "./model.ts";
+import { ClaimResult, InviteBody, InviteRecord, MemberRecord, MyInvite, RoleBody, UserParams } from "./model.ts";
 import {
   changeRole,
   claimInvite,
@@ -118,7 +110,7 @@ export const membersModule = (ctx: AppContext) =>
       },
       {
         org: "manage",
-        params: InviteParams,
+        params: IdParams,
         detail: {
           summary: "Revoke an open invitation (owner/admin session; an owner's invitation, an owner only)",
           ...ownProblems("owner_role_required"),
@@ -152,7 +144,7 @@ export const membersModule = (ctx: AppContext) =>
       },
       {
         session: true,
-        params: InviteParams,
+        params: IdParams,
         response: ClaimResult,
         detail: {
           summary: "Claim an invitation addressed to the signed-in user's e-mail; records invite.claimed",

@@ -11,7 +11,6 @@ export const MemberRecord = t.Object({
 
 export const RoleBody = t.Object({ role: Role });
 export const UserParams = t.Object({ user_id: t.String({ format: "uuid" }) });
-export const InviteParams = t.Object({ id: t.String({ format: "uuid" }) });
 
 export const InviteBody = t.Object({
   email: Email,

@@ -4,6 +4,7 @@ import { auditActorOf } from "../../core/caller.ts";
 import { withDomainInput } from "../../core/hosts.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
+import { IdParams } from "../../http/id-params.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import { domainOnWire } from "../domains/model.ts";
@@ -15,7 +16,6 @@ import {
   CreateOrganization,
   MemberOrganizationRecord,
   OrganizationDetail,
-  OrganizationParams,
 } from "./model.ts";
 import { createContentOwner } from "./self-serve.ts";
 import { findOrganization, listAllOrganizations, listUserOrganizations } from "./service.ts";
@@ -99,7 +99,7 @@ export const organizationsModule = (ctx: AppContext) =>
       },
       {
         org: { need: "read", orgFrom: "path" },
-        params: OrganizationParams,
+        params: IdParams,
         response: OrganizationDetail,
         detail: {
           summary: "One organisation with its domains (member session, or identity:read key of that organisation)",

@@ -56,6 +56,4 @@ export const OrganizationDetail = t.Object({
   domains: t.Array(DomainRecord),
 });
 
-export const OrganizationParams = t.Object({ id: t.String({ format: "uuid" }) });
-
 export const AdminOrganizationsQuery = t.Object({ org_type: t.Optional(OrgType), ...pageQuery() });

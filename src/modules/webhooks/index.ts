@@ -2,6 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent } from "../../http/bodiless-answers.ts";
+import { IdParams } from "../../http/id-params.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
 import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
 import {
@@ -11,7 +12,6 @@ import {
   DeliveryParams,
   DeliveryRecord,
   WebhookListQuery,
-  WebhookParams,
   WebhookRecord,
 } from "./model.ts";
 import {
@@ -75,7 +75,7 @@ export const webhooksModule = (ctx: AppContext) =>
     )
     .get("/webhooks/:id", async ({ access, params }) => getEndpoint(ctx.sql, access.orgId, params.id), {
       org: "read",
-      params: WebhookParams,
+      params: IdParams,
       response: WebhookRecord,
       detail: { summary: "One webhook endpoint, active or disabled, with its health; never its secret" },
     })
@@ -87,7 +87,7 @@ export const webhooksModule = (ctx: AppContext) =>
       },
       {
         org: "write",
-        params: WebhookParams,
+        params: IdParams,
         detail: {
           summary: "Delete (disable) a webhook endpoint and drop its pending deliveries: 204",
           responses: noContent("deleted"),
@@ -100,7 +100,7 @@ export const webhooksModule = (ctx: AppContext) =>
         enableEndpoint(ctx.sql, { orgId: access.orgId, id: params.id, actor: access.actor }),
       {
         org: "write",
-        params: WebhookParams,
+        params: IdParams,
         response: WebhookRecord,
         detail: {
           summary: "Re-enable an endpoint disabled for failing",
@@ -124,7 +124,7 @@ export const webhooksModule = (ctx: AppContext) =>
       },
       {
         org: "write",
-        params: WebhookParams,
+        params: IdParams,
         response: CreatedWebhook,
         detail: {
           summary: "Rotate the signing secret; the new one is in this response only",
@@ -143,7 +143,7 @@ export const webhooksModule = (ctx: AppContext) =>
       },
       {
         org: "write",
-        params: WebhookParams,
+        params: IdParams,
         response: { 202: DeliveryRecord },
         detail: {
           summary: "Send a `ping` test event to this endpoint: 202 with the queued delivery",
@@ -166,7 +166,7 @@ export const webhooksModule = (ctx: AppContext) =>
       },
       {
         org: "read",
-        params: WebhookParams,
+        params: IdParams,
         query: t.Object({ ...DeliveryListQuery.properties, ...pageQuery() }),
         response: Paged(DeliveryRecord),
         detail: {

@@ -21,7 +21,6 @@ export const CreateWebhook = t.Object({
   }),
 });
 
-export const WebhookParams = t.Object({ id: t.String({ format: "uuid" }) });
 export const DeliveryParams = t.Object({
   id: t.String({ format: "uuid" }),
   delivery_id: t.String({ format: "uuid" }),
