@@ -1,6 +1,11 @@
 /** Event times as PostgreSQL stores them. */
 
-export const isoTime = (time: Date | string) => (typeof time === "string" ? time : time.toISOString());
+/** A time as ISO 8601 text for a parameter: text as it was sent (its microseconds kept), a Date as its own. */
+export function isoTime(time: Date | string): string;
+export function isoTime(time: Date | string | null): string | null;
+export function isoTime(time: Date | string | null): string | null {
+  return time instanceof Date ? time.toISOString() : time;
+}
 
 /**
  * Epoch microseconds of a time given as a Date or as ISO 8601 text, as PostgreSQL

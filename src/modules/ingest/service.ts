@@ -14,6 +14,7 @@ import {
   sessionStarts,
   storeCounted,
 } from "./event-store.ts";
+import { isoTime } from "./event-times.ts";
 import type { OutcomeValue } from "./model.ts";
 import { tightenStoredConversation } from "./privacy-tightening.ts";
 import { sessionName, sessionsNamed } from "./session-names.ts";
@@ -50,8 +51,6 @@ export interface PendingConversation {
 export class SessionEndsBeforeStartError extends Error {
   override name = "SessionEndsBeforeStartError";
 }
-
-const iso = (date: Date | string | null) => (date instanceof Date ? date.toISOString() : date);
 
 type ClaimedImplicitSession = Omit<ImplicitSession, "declaredStart"> & { orgId: string; startedAt: Date | string };
 
@@ -179,7 +178,7 @@ export async function writeIngest(
             ${claiming.map((s) => s.id)}::uuid[],
             ${claiming.map((s) => s.orgId)}::uuid[],
             ${claiming.map((s) => s.agentId)}::text[],
-            ${claiming.map((s) => iso(s.startedAt))}::timestamptz[],
+            ${claiming.map((s) => isoTime(s.startedAt))}::timestamptz[],
             ${claiming.map((s) => s.manifestRef)}::text[],
             ${claiming.map((s) => s.parentSessionId)}::uuid[]
           ) AS n (name, org_id, agent_id, started_at, manifest_ref, parent_session_id)
@@ -314,8 +313,8 @@ function claimHeaderSession(sql: Queryable, orgId: string, header: SessionHeader
       fresh.id, fresh.wire_id, n.org_id, coalesce(${header.initiatorType}::text, 'user'), ${header.agentId},
       ${header.manifestRef}, ${header.contentScope}, ${header.externalSessionId}, ${header.parentSessionId}::uuid,
       coalesce(${header.priorSessionIds}::uuid[], '{}'), ${header.privacyLevel}::text,
-      coalesce(${iso(startedAt)}::timestamptz, least(now(), ${iso(header.endedAt)}::timestamptz)),
-      ${iso(header.endedAt)}::timestamptz,
+      coalesce(${isoTime(startedAt)}::timestamptz, least(now(), ${isoTime(header.endedAt)}::timestamptz)),
+      ${isoTime(header.endedAt)}::timestamptz,
       ${outcome?.type ?? null}, ${outcome?.value_amount ?? null}::bigint, ${outcome?.currency ?? null}
     FROM (SELECT ${header.id}::uuid AS name, ${orgId}::uuid AS org_id) n
     ${newSessionIds(sql, sql`n.name`, sql`n.org_id`)}
@@ -328,7 +327,7 @@ function claimHeaderSession(sql: Queryable, orgId: string, header: SessionHeader
       parent_session_id = coalesce(EXCLUDED.parent_session_id, s.parent_session_id),
       prior_session_ids = coalesce(${header.priorSessionIds}::uuid[], s.prior_session_ids),
       privacy_level = coalesce(${header.privacyLevel}::text, s.privacy_level),
-      started_at = least(s.started_at, ${iso(startedAt)}::timestamptz),
+      started_at = least(s.started_at, ${isoTime(startedAt)}::timestamptz),
       ended_at = coalesce(EXCLUDED.ended_at, s.ended_at),
       outcome_type = coalesce(EXCLUDED.outcome_type, s.outcome_type),
       outcome_value_amount = CASE WHEN EXCLUDED.outcome_type IS NULL THEN s.outcome_value_amount ELSE EXCLUDED.outcome_value_amount END,
