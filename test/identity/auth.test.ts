@@ -72,9 +72,12 @@ describe("magic-link sign-in", () => {
       expect(opened.body).toContain(
         `<form method="post" action="/api/v1/identity/auth/magic-link/sign-in?token=${encodeURIComponent(token)}">`,
       );
+      // Named, so that someone sent another person's link can tell before pressing.
+      expect(opened.body).toContain(`signs this browser in as <strong>${email}</strong>`);
     }
     const unknown = await callIdentity("GET", `${base}/magic-link/verify?token=ml_unknown`);
-    expect([unknown.status, unknown.headers.get("content-type")]).toEqual([200, "text/html; charset=utf-8"]);
+    expect([unknown.status, unknown.headers.get("content-type")]).toEqual([401, "text/html; charset=utf-8"]);
+    expect(unknown.body).toContain("<h1>This sign-in link cannot be used</h1>");
     const spent = await callIdentity("POST", `${base}/magic-link/verify`, { body: { token } });
     expect([spent.status, spent.body.user?.email]).toEqual([200, email]);
   });

@@ -7,7 +7,7 @@ import { noContent, redirectTo } from "../../http/bodiless-answers.ts";
 import { clearedSessionCookie, cookieValue, oidcBrowserCookie, oidcBrowserCookieName } from "../../http/credentials.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
 import { refuseCrossSite } from "../../http/same-origin.ts";
-import { consumeMagicLink, sendMagicLink } from "./magic-link.ts";
+import { consumeMagicLink, magicLinkAddress, sendMagicLink } from "./magic-link.ts";
 import { MagicLinkRequest, MagicLinkVerify, OidcCallbackQuery, OidcProviderParams, SignedIn, WhoAmI } from "./model.ts";
 import { loginLifetimeMinutes, OidcSignIn } from "./oidc.ts";
 import { revokeSession } from "./sessions.ts";
@@ -50,15 +50,21 @@ export const authModule = (ctx: AppContext) => {
     .get(
       "/magic-link/verify",
       // Opening the link spends nothing, whoever opens it: see confirmSignInPage.
-      ({ query, request }) => htmlPage(request.method === "HEAD" ? "" : confirmSignInPage(query.token)),
+      async ({ query, request }) =>
+        request.method === "HEAD"
+          ? htmlPage("")
+          : refusedAsPage("link", async () =>
+              htmlPage(confirmSignInPage(query.token, await magicLinkAddress(ctx.sql, query.token))),
+            ),
       {
         public: "by_address",
         query: MagicLinkVerify,
         detail: {
           summary: "Follow a sign-in link: a page whose Sign in button spends the token",
           description:
-            "Spends nothing, whoever opens it: a small HTML page (200 whatever the token) whose Sign in button posts the token to POST /magic-link/sign-in. Mail scanners and link previews open the links in the mail they pass on before its reader does, and only a person presses the button. Clients that read the link themselves send the token to POST /magic-link/verify.",
+            "Spends nothing, whoever opens it: a small HTML page naming the address the link signs in as, whose Sign in button posts the token to POST /magic-link/sign-in (401, a page saying so, for a link unknown, expired or used). Mail scanners and link previews open the links in the mail they pass on before its reader does, and only a person presses the button. A HEAD looks nothing up: 200 whatever the token. Clients that read the link themselves send the token to POST /magic-link/verify.",
           responses: htmlPageResponse("the page with the Sign in button"),
+          ...ownProblems("unauthorized"),
         },
       },
     )

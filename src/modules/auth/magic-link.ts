@@ -62,6 +62,22 @@ export async function sendMagicLink(sql: Sql, mailer: Mailer, config: MagicLinkC
  * Spends a magic-link token (atomically: a second use finds it consumed) and
  * signs its address in, creating the user on first sign-in.
  */
+/**
+ * The address a sign-in link signs in as, looked up without spending it: its page
+ * names the account, so that a person sent someone else's link (to sign them in
+ * as that someone) can tell. Unknown, expired or used: refused as when spent.
+ */
+export async function magicLinkAddress(sql: Sql, raw: string): Promise<string> {
+  const hash = hashPresentedSecret(raw, magicLinkPrefix);
+  if (!hash) throw problem("unauthorized", "the sign-in link is not valid");
+  const [link] = await sql<{ email: string }[]>`
+    SELECT email FROM magic_link_tokens WHERE token_hash = ${hash} AND consumed_at IS NULL AND expires_at > now()`;
+  if (!link) throw problem("unauthorized", unusableLink);
+  return link.email;
+}
+
+const unusableLink = "the sign-in link is unknown, expired or already used";
+
 export async function consumeMagicLink(
   sql: Sql,
   raw: string,
@@ -74,7 +90,7 @@ export async function consumeMagicLink(
       UPDATE magic_link_tokens SET consumed_at = now()
       WHERE token_hash = ${hash} AND consumed_at IS NULL AND expires_at > now()
       RETURNING email`;
-    if (!spent) throw problem("unauthorized", "the sign-in link is unknown, expired or already used");
+    if (!spent) throw problem("unauthorized", unusableLink);
     const user = await findOrCreateUser(tx, spent.email);
     return { user, session: await createSession(tx, user.id, sessionTtlHours) };
   });

@@ -40,10 +40,10 @@ export function signedInPage(email: string, expiresAt: string): string {
  * mail they pass on, and a link opened by them would be spent before its owner
  * gets to it; only a person presses the button.
  */
-export function confirmSignInPage(token: string): string {
+export function confirmSignInPage(token: string, email: string): string {
   return page(
     "Sign in to Content Telemetry",
-    `<p>This link signs this browser in. It works once.</p>
+    `<p>This link signs this browser in as <strong>${escapeHtml(email)}</strong>. It works once. If that is not your address, close this page: someone else asked for the link.</p>
 <form method="post" action="${escapeHtml(`/api/v1/identity/auth/magic-link/sign-in?token=${encodeURIComponent(token)}`)}">
 <button type="submit">Sign in</button>
 </form>`,
