@@ -158,6 +158,13 @@ function namedOrgId(parts: RequestParts, access: Extract<Access, { kind: "org" }
   return isUuid(raw) ? raw.toLowerCase() : null;
 }
 
+/** A key acts on its own organisation alone: one it is told to act on must be that. */
+function refuseOtherOrganization(principal: Principal, orgId: string | undefined | null): void {
+  if (orgId && orgId !== principal.orgId) {
+    throw problem("organization_mismatch", "an API key acts only on its own organisation");
+  }
+}
+
 /** Each request is authenticated once, whichever of the early hook and the route's macro asks first. */
 const admittedRequests = new WeakMap<Request, Promise<Admitted>>();
 /** Parallel requests with one session (a dashboard loading) make one lookup between them. */
@@ -225,6 +232,8 @@ export class AccessResolver {
         } else {
           if (access.scope) requireScope(principal, access.scope);
           if (access.orgTypes && !access.orgTypes.includes(principal.orgType)) throw orgTypeRefusal(access.orgTypes);
+          // Where a member's session names its organisation with org_id, a key may name only its own.
+          if (access.memberSessions) refuseOtherOrganization(principal, namedOrgId(parts, memberRead));
         }
         admitRequest(ctx.rateLimiter, limitClassOf(access), principal.keyId, parts.set.headers);
         return { principal };
@@ -351,9 +360,7 @@ export class AccessResolver {
     let resolved: OrgAccess;
     if (admitted.principal) {
       const { principal } = admitted;
-      if (orgId !== undefined && orgId !== principal.orgId) {
-        throw problem("organization_mismatch", "an API key acts only on its own organisation");
-      }
+      refuseOtherOrganization(principal, orgId);
       const caller: Caller = { kind: "key", principal };
       resolved = { orgId: principal.orgId, orgType: principal.orgType, caller, actor: auditActorOf(caller) };
     } else {

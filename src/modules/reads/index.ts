@@ -1,6 +1,5 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
-import { problem } from "../../core/problem.ts";
 import type { ReadCompanion } from "../../db/read-companion.ts";
 import type { Sql } from "../../db/sql.ts";
 import { withStatementTimeout } from "../../db/statement-timeout.ts";
@@ -28,10 +27,7 @@ const readScope = (ctx: AppContext) =>
     read: (view: ReadView) => ({
       async resolve({ request, query }) {
         const principal = await admittedPrincipal(request);
-        const params = query as { domain?: string; delegated_from?: string; agent_id?: string; org_id?: string };
-        if (params.org_id !== undefined && params.org_id.toLowerCase() !== principal.orgId) {
-          throw problem("organization_mismatch", "an API key acts only on its own organisation");
-        }
+        const params = query as { domain?: string; delegated_from?: string; agent_id?: string };
         return {
           scope:
             view === "owner"
