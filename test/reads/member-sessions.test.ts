@@ -62,7 +62,7 @@ describe("reads with a member's session (the dashboard)", () => {
     });
   });
 
-  test("a key naming another organisation in org_id is 403 organization_mismatch; its own is fine", async () => {
+  test("a key naming another organisation in org_id is 403 organization_mismatch; its own is fine, in any case; a malformed one is 400", async () => {
     const owner = await ownerWithOneEvent();
     const other = await createTestOrg();
     const mismatch = await call("GET", `/content-owners/summary?org_id=${other.id}`, { key: owner.key });
@@ -72,6 +72,15 @@ describe("reads with a member's session (the dashboard)", () => {
     });
     const own = await call("GET", `/content-owners/summary?org_id=${owner.id}`, { key: owner.key });
     expect(own.status).toBe(200);
+    const ownInCapitals = await call("GET", `/content-owners/summary?org_id=${owner.id.toUpperCase()}`, {
+      key: owner.key,
+    });
+    expect(ownInCapitals.status).toBe(200);
+    const malformed = await call("GET", "/content-owners/summary?org_id=not-an-id", { key: owner.key });
+    expect({ status: malformed.status, paths: malformed.body.errors?.map((e: { path: string }) => e.path) }).toEqual({
+      status: 400,
+      paths: ["/org_id"],
+    });
   });
 
   test("a platform member reads what the platform reported through /agent", async () => {
