@@ -2,7 +2,7 @@ import { identity, ok } from "../api.ts";
 import { h } from "../dom.ts";
 import { loaded, submitting } from "../feedback.ts";
 
-/** Sign-in by emailed link (the existing magic-link routes); the link signs this browser in. */
+/** Sign-in by emailed link (the existing magic-link routes); the Sign in button on the link's page signs this browser in. */
 export function signIn(): HTMLElement {
   const sent = h("div", { "aria-live": "polite" });
   const form = h(
@@ -20,7 +20,11 @@ export function signIn(): HTMLElement {
       h(
         "div",
         { class: "notice" },
-        h("p", {}, `If ${email} may sign in, a link is on its way. Open it in this browser, then come back here.`),
+        h(
+          "p",
+          {},
+          `If ${email} may sign in, a link is on its way. Open it in this browser and press Sign in on its page.`,
+        ),
         h(
           "p",
           { class: "muted" },
