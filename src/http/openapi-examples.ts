@@ -113,7 +113,7 @@ export function exampleOf(schema: JsonSchema | undefined, name = "", depth = 0):
 }
 
 /** Each status's problem codes for an operation: its route's own (`x-problems`), then those of its access, its parameters and its kind. */
-export function problemCodesOf(operation: DocumentedOperation, tags: readonly string[]): ProblemCode[] {
+export function problemCodesOf(operation: DocumentedOperation, method: string, tags: readonly string[]): ProblemCode[] {
   const access = operation["x-access"];
   const codes: ProblemCode[] = [...(operation["x-problems"] ?? [])];
   const parameters = operation.parameters ?? [];
@@ -122,13 +122,15 @@ export function problemCodesOf(operation: DocumentedOperation, tags: readonly st
   }
   // Every query string is searched for NUL before validation (src/http/query-text.ts).
   if (parameters.some((p) => p.in === "query")) codes.push("invalid_text");
-  // What the one body reader refuses (src/http/json-body.ts, body-stream.ts), whichever route reads it.
-  if (operation.requestBody) {
+  // What the one body reader refuses (src/http/json-body.ts, body-stream.ts). It reads a body sent to any
+  // route but a GET, as JSON, also where the route takes none (src/http/plugin.ts); only those that take
+  // one refuse an empty body.
+  if (operation.requestBody) codes.push("empty_body");
+  if (method !== "get") {
     codes.push(
       "malformed_json",
       "invalid_utf8",
       "malformed_body",
-      "empty_body",
       "body_timeout",
       "payload_too_large",
       "unsupported_media_type",
@@ -177,7 +179,7 @@ const problemContent = { "application/problem+json": { schema: { $ref: "#/compon
  * an API key), examples and the problem codes by status, leaving whatever the
  * route declared itself.
  */
-export function documentOperation(operation: DocumentedOperation, tags: readonly string[]): void {
+export function documentOperation(operation: DocumentedOperation, method: string, tags: readonly string[]): void {
   const access = operation["x-access"];
   if (access && !operation.description?.startsWith("**Who may call:**")) {
     const who = `**Who may call:** ${describeAccess(access)}.`;
@@ -190,7 +192,7 @@ export function documentOperation(operation: DocumentedOperation, tags: readonly
     if (status.startsWith("2") && json?.schema && json.example === undefined) json.example = exampleOf(json.schema);
   }
   const byStatus = new Map<number, ProblemCode[]>();
-  for (const code of problemCodesOf(operation, tags)) {
+  for (const code of problemCodesOf(operation, method, tags)) {
     const { status } = problemCodes[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }

@@ -255,8 +255,8 @@ export const openapiPlugin = (
         document.components = tidySchemas(document.components) as OpenApiDocument["components"];
         document.webhooks = tidySchemas(document.webhooks) as OpenApiDocument["webhooks"];
         for (const operations of Object.values(document.paths ?? {})) {
-          for (const operation of Object.values(operations)) {
-            documentOperation(operation as DocumentedOperation, operation.tags ?? []);
+          for (const [method, operation] of Object.entries(operations)) {
+            documentOperation(operation as DocumentedOperation, method, operation.tags ?? []);
           }
         }
       }

@@ -423,6 +423,12 @@ test("the refusals of the body and query readers are listed on every operation t
       } as RequestInit),
     ),
     invalid_text: await callApp(app, "GET", "/content-owners/events?domain=a%00b", { key: platform.key }),
+    // A route that takes no body still reads one that is sent, as JSON.
+    unsupported_media_type: await callApp(app, "DELETE", `/api/v1/identity/keys/${crypto.randomUUID()}`, {
+      key: await platform.keyWith(["identity:write"]),
+      headers: { "content-type": "text/plain" },
+      body: "revoke",
+    }),
   };
   const gaps: string[] = [];
   for (const [code, answer] of Object.entries(answers)) {
@@ -434,10 +440,11 @@ test("the refusals of the body and query readers are listed on every operation t
       const listed = (code: string, status: number) =>
         operation.responses[String(status)]?.description?.includes(`\`${code}\``) ||
         gaps.push(`${method.toUpperCase()} ${path}: ${status} ${code} not listed`);
-      if (operation.requestBody) {
-        for (const code of ["invalid_utf8", "malformed_body"]) listed(code, 400);
-        listed("unsupported_content_encoding", 415);
+      if (method !== "get") {
+        for (const code of ["malformed_json", "invalid_utf8", "malformed_body"]) listed(code, 400);
+        for (const code of ["unsupported_media_type", "unsupported_content_encoding"]) listed(code, 415);
         listed("body_timeout", 408);
+        listed("payload_too_large", 413);
       }
       if ((operation.parameters ?? []).some((p: { in: string }) => p.in === "query")) listed("invalid_text", 400);
     }
