@@ -10,10 +10,11 @@ export const AccessRequestBody = t.Object({
 });
 
 export const AccessRequestStatus = t.Union([t.Literal("pending"), t.Literal("approved"), t.Literal("rejected")]);
+export const AccessRequestType = t.Union([t.Literal("platform"), t.Literal("agent")]);
 
 export const AccessRequestRecord = t.Object({
   id: t.String({ format: "uuid" }),
-  org_type: t.Union([t.Literal("platform"), t.Literal("agent")]),
+  org_type: AccessRequestType,
   user_id: t.String({ format: "uuid" }),
   org_name: t.String(),
   admin_email: t.String(),
@@ -32,6 +33,6 @@ export const ReviewBody = t.Optional(
 
 export const AccessRequestListQuery = t.Object({
   status: t.Optional(AccessRequestStatus),
-  org_type: t.Optional(t.Union([t.Literal("platform"), t.Literal("agent")])),
+  org_type: t.Optional(AccessRequestType),
   ...pageQuery(),
 });

@@ -1,27 +1,19 @@
+import type { Static } from "elysia";
 import type { AuditActor } from "../../core/caller.ts";
 import { normalizeEmail } from "../../core/email.ts";
 import { problem } from "../../core/problem.ts";
 import type { Queryable, Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { addMember, createOrganization, recordOrganizationCreated } from "../organizations/service.ts";
+import type {
+  AccessRequestRecord,
+  AccessRequestStatus as AccessRequestStatusModel,
+  AccessRequestType as AccessRequestTypeModel,
+} from "./model.ts";
 
-export type AccessRequestType = "platform" | "agent";
-export type AccessRequestStatus = "pending" | "approved" | "rejected";
-
-export interface AccessRequest {
-  id: string;
-  org_type: AccessRequestType;
-  user_id: string;
-  org_name: string;
-  admin_email: string;
-  use_case: string;
-  status: AccessRequestStatus;
-  created_at: Date;
-  reviewed_at: Date | null;
-  reviewed_by: string | null;
-  reviewer_note: string | null;
-  approved_org_id: string | null;
-}
+export type AccessRequestType = Static<typeof AccessRequestTypeModel>;
+export type AccessRequestStatus = Static<typeof AccessRequestStatusModel>;
+export type AccessRequest = Static<typeof AccessRequestRecord>;
 
 export async function submitAccessRequest(
   sql: Sql,

@@ -4,7 +4,14 @@ import { pageQuery } from "../../http/paging.ts";
 /** Requests per POST /delegation-requests/bulk call. */
 export const maxBulkDelegationRequests = 100;
 
+/** Scopes a delegation can carry: only reads are delegated. */
+export const delegableScopes = ["telemetry:read"] as const;
+export type DelegableScope = (typeof delegableScopes)[number];
+
 const Uuid = t.String({ format: "uuid" });
+
+/** The scopes a stored delegation or request carries (the service admits only delegable ones). */
+const DelegatedScopes = t.Array(t.Unsafe<DelegableScope>(t.String()));
 
 const Scopes = t.Array(t.String({ maxLength: 100 }), {
   minItems: 1,
@@ -30,7 +37,7 @@ export const DelegationRecord = t.Object({
   id: Uuid,
   grantor_org_id: t.String({ format: "uuid", description: "the content owner whose data is read" }),
   grantee_org_id: t.String({ format: "uuid", description: "the platform or agent organisation that reads it" }),
-  scopes: t.Array(t.String()),
+  scopes: DelegatedScopes,
   created_at: t.Date(),
   revoked_at: t.Nullable(t.Date({ description: "null while the delegation is active" })),
 });
@@ -57,7 +64,7 @@ export const DelegationRequestRecord = t.Object({
   grantor_org_id: t.String({ format: "uuid", description: "the content owner asked: it verified the domain" }),
   grantee_org_id: t.String({ format: "uuid", description: "the organisation that asked" }),
   domain: t.String({ description: "the domain named, in canonical form" }),
-  scopes: t.Array(t.String()),
+  scopes: DelegatedScopes,
   status: DelegationRequestStatus,
   created_at: t.Date(),
   expires_at: t.Date({ description: "30 days after created_at; approving after it answers 410" }),

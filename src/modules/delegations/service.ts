@@ -1,4 +1,5 @@
 import { Value } from "@sinclair/typebox/value";
+import type { Static } from "elysia";
 import type { AuditActor } from "../../core/caller.ts";
 import { domainInput } from "../../core/hosts.ts";
 import { orgTypePhrase } from "../../core/organizations.ts";
@@ -9,37 +10,23 @@ import { recordAudit } from "../audit/service.ts";
 import { findOrganization } from "../organizations/service.ts";
 import { enqueueEvent } from "../outbox/service.ts";
 import { resolveDomain } from "../resolve/service.ts";
-import { type BulkItemStatus, DelegationRequestBody, type DelegationRequestStatus } from "./model.ts";
+import {
+  type BulkItemStatus,
+  type DelegableScope,
+  type DelegationRecord,
+  DelegationRequestBody,
+  type DelegationRequestRecord,
+  type DelegationRequestStatus,
+  delegableScopes,
+} from "./model.ts";
 
-/** Scopes a delegation can carry: only reads are delegated. */
-export const delegableScopes = ["telemetry:read"] as const;
-export type DelegableScope = (typeof delegableScopes)[number];
 /** What a grant or request that omits scopes gets (the spec leaves the default "not shown"). */
 export const defaultDelegationScopes: readonly DelegableScope[] = ["telemetry:read"];
 /** How long a delegation request waits for the grantor. */
 export const delegationRequestLifetimeDays = 30;
 
-export interface Delegation {
-  id: string;
-  grantor_org_id: string;
-  grantee_org_id: string;
-  scopes: DelegableScope[];
-  created_at: Date;
-  revoked_at: Date | null;
-}
-
-export interface DelegationRequest {
-  id: string;
-  grantor_org_id: string;
-  grantee_org_id: string;
-  domain: string;
-  scopes: DelegableScope[];
-  status: DelegationRequestStatus;
-  created_at: Date;
-  expires_at: Date;
-  resolved_at: Date | null;
-  delegation_id: string | null;
-}
+export type Delegation = Static<typeof DelegationRecord>;
+export type DelegationRequest = Static<typeof DelegationRequestRecord>;
 
 /** Which side of a delegation (or request) a list shows; undefined: both. */
 export type DelegationRole = "grantor" | "grantee" | undefined;

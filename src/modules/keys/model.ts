@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { allScopes } from "../../core/scopes.ts";
+import { allScopes, type Scope } from "../../core/scopes.ts";
 import { Name } from "../../http/text.ts";
 
 const ScopeName = t.String({ description: `one of ${allScopes.join(", ")}` });
@@ -22,7 +22,7 @@ export const KeyRecord = t.Object({
   org_id: t.String({ format: "uuid" }),
   prefix: t.String({ description: "non-secret start of the key, to recognise it" }),
   name: t.Nullable(t.String()),
-  scopes: t.Array(t.String(), { description: "effective permissions" }),
+  scopes: t.Array(t.Unsafe<Scope>(t.String()), { description: "effective permissions" }),
   created_at: t.Date(),
   last_used_at: t.Nullable(t.Date()),
   revoked_at: t.Nullable(t.Date()),

@@ -1,21 +1,14 @@
+import type { Static } from "elysia";
 import type { AuditActor } from "../../core/caller.ts";
-import { effectiveScopes, type Scope } from "../../core/scopes.ts";
+import { effectiveScopes } from "../../core/scopes.ts";
 import type { Queryable, Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { findOrganization } from "../organizations/service.ts";
 import { mintRawKey } from "./key-format.ts";
+import type { KeyRecord } from "./model.ts";
 
 /** A key as it is listed: never the secret, only its display prefix. */
-export interface ApiKeyRecord {
-  id: string;
-  org_id: string;
-  prefix: string;
-  name: string | null;
-  scopes: Scope[];
-  created_at: Date;
-  last_used_at: Date | null;
-  revoked_at: Date | null;
-}
+export type ApiKeyRecord = Static<typeof KeyRecord>;
 
 export class OrganizationNotFoundError extends Error {
   override name = "OrganizationNotFoundError";

@@ -1,3 +1,4 @@
+import type { Static } from "elysia";
 import type { AppContext } from "../../context.ts";
 import type { AuditActor, OrgAccess } from "../../core/caller.ts";
 import { normalizeEmail } from "../../core/email.ts";
@@ -7,27 +8,11 @@ import type { Queryable, Sql, Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { addMember, findOrganization } from "../organizations/service.ts";
 import { enqueueEvent } from "../outbox/service.ts";
+import type { InviteRecord, MemberRecord, MyInvite } from "./model.ts";
 import { assertManages, assertMayAssign, assertMayChange, assertMayRemove } from "./roles.ts";
 
-export interface Member {
-  user_id: string;
-  email: string;
-  role: MemberRole;
-  created_at: Date;
-}
-
-export interface Invite {
-  id: string;
-  org_id: string;
-  email: string;
-  role: MemberRole;
-  provisioning_org_id: string;
-  created_at: Date;
-  expires_at: Date;
-  claimed_at: Date | null;
-  claimed_by: string | null;
-  revoked_at: Date | null;
-}
+export type Member = Static<typeof MemberRecord>;
+export type Invite = Static<typeof InviteRecord>;
 
 /** How long an invitation can be claimed. */
 export const inviteLifetimeDays = 14;
@@ -282,10 +267,10 @@ export async function listInvitesFor(
   sql: Queryable,
   email: string,
   page: { limit: number; offset: number },
-): Promise<{ items: (Invite & { organization_name: string })[]; total: number }> {
+): Promise<{ items: Static<typeof MyInvite>[]; total: number }> {
   const open = sql`i.email = ${normalizeEmail(email)} AND i.claimed_at IS NULL AND i.revoked_at IS NULL
     AND i.expires_at > now()`;
-  const items = await sql<(Invite & { organization_name: string })[]>`
+  const items = await sql<Static<typeof MyInvite>[]>`
     SELECT i.*, o.name AS organization_name
     FROM invites i JOIN organizations o ON o.id = i.org_id
     WHERE ${open} ORDER BY i.created_at, i.id LIMIT ${page.limit} OFFSET ${page.offset}`;

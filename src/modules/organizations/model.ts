@@ -14,13 +14,15 @@ export const CreateOrganization = t.Object({
   ),
 });
 
-export const OrganizationRecord = t.Object({
+/** The organisation itself, as each of its records below begins. */
+export const Organization = t.Object({
   id: t.String({ format: "uuid" }),
   name: t.String(),
   org_type: OrgType,
   created_at: t.Date(),
-  role: Role,
 });
+
+export const OrganizationRecord = t.Object({ ...Organization.properties, role: Role });
 
 const suspendedAt = t.Nullable(
   t.Date({
@@ -33,10 +35,7 @@ const suspendedAt = t.Nullable(
 export const MemberOrganizationRecord = t.Object({ ...OrganizationRecord.properties, suspended_at: suspendedAt });
 
 export const AdminOrganizationRecord = t.Object({
-  id: t.String({ format: "uuid" }),
-  name: t.String(),
-  org_type: OrgType,
-  created_at: t.Date(),
+  ...Organization.properties,
   verified_domains: t.Array(t.String()),
   members: t.Integer(),
   suspended_at: suspendedAt,
@@ -48,10 +47,7 @@ export const CreatedOrganization = t.Object({
 });
 
 export const OrganizationDetail = t.Object({
-  id: t.String({ format: "uuid" }),
-  name: t.String(),
-  org_type: OrgType,
-  created_at: t.Date(),
+  ...Organization.properties,
   role: t.Nullable(Role),
   domains: t.Array(DomainRecord),
 });

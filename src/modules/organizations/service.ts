@@ -1,14 +1,11 @@
+import type { Static } from "elysia";
 import type { AuditActor } from "../../core/caller.ts";
 import type { MemberRole, OrgType } from "../../core/organizations.ts";
 import type { Queryable, Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
+import type { AdminOrganizationRecord, MemberOrganizationRecord, Organization as OrganizationModel } from "./model.ts";
 
-export interface Organization {
-  id: string;
-  name: string;
-  org_type: OrgType;
-  created_at: Date;
-}
+export type Organization = Static<typeof OrganizationModel>;
 
 export async function createOrganization(
   sql: Queryable,
@@ -43,11 +40,7 @@ export async function findOrganization(sql: Queryable, id: string): Promise<Orga
   return org;
 }
 
-/** An organisation as a member sees it in lists: with the member's role, and whether it is suspended. */
-export interface MemberOrganization extends Organization {
-  role: MemberRole;
-  suspended_at: Date | null;
-}
+export type MemberOrganization = Static<typeof MemberOrganizationRecord>;
 
 export async function addMember(sql: Queryable, orgId: string, userId: string, role: MemberRole): Promise<void> {
   await sql`
@@ -71,15 +64,7 @@ export async function listUserOrganizations(
   return { items, total: count?.n ?? 0 };
 }
 
-export interface AdminOrganization {
-  id: string;
-  name: string;
-  org_type: OrgType;
-  created_at: Date;
-  verified_domains: string[];
-  members: number;
-  suspended_at: Date | null;
-}
+export type AdminOrganization = Static<typeof AdminOrganizationRecord>;
 
 /** Every organisation, newest first, with its verified domains and member count (operator admins). */
 export async function listAllOrganizations(

@@ -1,3 +1,4 @@
+import type { Static } from "elysia";
 import type { AuditActor, Principal } from "../../core/caller.ts";
 import { domainAndParents, isWithinDomain, normalizeDomain, subdomainsReversed } from "../../core/hosts.ts";
 import { orgTypePhrase } from "../../core/organizations.ts";
@@ -14,13 +15,9 @@ import {
 } from "../domains/service.ts";
 import { createInvite, type Invite } from "../members/service.ts";
 import { createOrganization, findOrganization, type Organization } from "../organizations/service.ts";
+import type { TrustedPartnerRecord } from "./model.ts";
 
-export interface TrustedPartner {
-  org_id: string;
-  name: string;
-  enabled_by: string;
-  enabled_at: Date;
-}
+export type TrustedPartner = Static<typeof TrustedPartnerRecord>;
 
 export async function listTrustedPartners(
   sql: Queryable,

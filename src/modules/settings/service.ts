@@ -1,11 +1,9 @@
+import type { Static } from "elysia";
 import type { OrgType } from "../../core/organizations.ts";
 import type { Queryable } from "../../db/sql.ts";
+import type { SettingsRecord } from "./model.ts";
 
-export interface OrganizationSettings {
-  organization_id: string;
-  share_sessions_via_click_tokens: boolean;
-  visible_in_click_token_lookups: boolean;
-}
+export type OrganizationSettings = Static<typeof SettingsRecord>;
 
 export type SettingFlag = "share_sessions_via_click_tokens" | "visible_in_click_token_lookups";
 
