@@ -10,6 +10,12 @@ export type DatabaseKind = "embedded" | "server";
 /** A piece of a query, composed into others with ${…}. */
 export type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
+/** How many rows `from` (what follows FROM: tables, joins, WHERE) holds: a paged list's total. */
+export async function countRows(sql: Queryable, from: Fragment): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM ${from}`;
+  return row?.n ?? 0;
+}
+
 /**
  * Calls `handler` with the payload of every NOTIFY on a channel, whichever process
  * or connection sent it; `missed` after the listening connection was lost and

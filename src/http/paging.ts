@@ -37,6 +37,18 @@ export const pageQuery = (size: PageSize = controlPlanePage) => ({
 export const Paged = <T extends TSchema>(item: T) =>
   t.Object({ items: t.Array(item), total: t.Integer(), limit: t.Integer(), offset: t.Integer() });
 
+/**
+ * A list's answer: what `read` finds on the page the query asks for (its items
+ * and their total), then that page's limit and offset.
+ */
+export async function answerPage<Found extends { items: unknown[]; total: number }>(
+  query: { limit?: number; offset?: number },
+  read: (page: { limit: number; offset: number }) => Promise<Found>,
+): Promise<Found & { limit: number; offset: number }> {
+  const page = pageOf(query);
+  return { ...(await read(page)), ...page };
+}
+
 export function pageOf(
   query: { limit?: number; offset?: number },
   size: PageSize = controlPlanePage,

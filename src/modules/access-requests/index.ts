@@ -5,7 +5,7 @@ import { accessPlugin } from "../../http/access.ts";
 import { IdParams } from "../../http/id-params.ts";
 import { requireObjectBody } from "../../http/object-body.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
-import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
+import { answerPage, Paged, pageQuery } from "../../http/paging.ts";
 import { AccessRequestBody, AccessRequestListQuery, AccessRequestRecord, ReviewBody } from "./model.ts";
 import { type AccessRequestType, listAccessRequests, reviewAccessRequest, submitAccessRequest } from "./service.ts";
 
@@ -37,10 +37,8 @@ const requestRoutes = <OrgType extends AccessRequestType>(ctx: AppContext, orgTy
     )
     .get(
       `/${orgType}-access-requests`,
-      async ({ user, query }) => {
-        const page = pageOf(query);
-        return { ...(await listAccessRequests(ctx.sql, { userId: user.userId, orgType }, page)), ...page };
-      },
+      ({ user, query }) =>
+        answerPage(query, (page) => listAccessRequests(ctx.sql, { userId: user.userId, orgType }, page)),
       {
         session: true,
         query: t.Object(pageQuery()),
@@ -90,9 +88,8 @@ export const accessRequestsModule = (ctx: AppContext) =>
     .get(
       "/admin/access-requests",
       async ({ query }) => {
-        const page = pageOf(query);
         const filter = { status: query.status ?? ("pending" as const), orgType: query.org_type };
-        return { ...(await listAccessRequests(ctx.sql, filter, page)), ...page };
+        return answerPage(query, (page) => listAccessRequests(ctx.sql, filter, page));
       },
       {
         session: "operator_admin",

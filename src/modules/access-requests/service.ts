@@ -2,7 +2,7 @@ import type { Static } from "elysia";
 import type { AuditActor } from "../../core/caller.ts";
 import { normalizeEmail } from "../../core/email.ts";
 import { problem } from "../../core/problem.ts";
-import type { Queryable, Sql } from "../../db/sql.ts";
+import { countRows, type Queryable, type Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { addMember, createOrganization, recordOrganizationCreated } from "../organizations/service.ts";
 import type {
@@ -56,8 +56,7 @@ export async function listAccessRequests(
     ${filter.status === undefined ? sql`` : sql`AND status = ${filter.status}`}`;
   const items = await sql<AccessRequest[]>`
     SELECT * FROM access_requests ${where} ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`;
-  const [count] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM access_requests ${where}`;
-  return { items, total: count?.n ?? 0 };
+  return { items, total: await countRows(sql, sql`access_requests ${where}`) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { AuditActor } from "../../core/caller.ts";
-import type { Queryable } from "../../db/sql.ts";
+import { countRows, type Queryable } from "../../db/sql.ts";
 
 export interface AuditEntry {
   actor: AuditActor;
@@ -52,7 +52,7 @@ export async function listAudit(
     ORDER BY occurred_at DESC, id
     LIMIT ${page.limit} OFFSET ${page.offset}`;
   return {
-    total: await countAudit(sql, orgId),
+    total: await countRows(sql, sql`audit_events WHERE org_id = ${orgId}::uuid`),
     items: rows.map((row) => ({
       id: row.id,
       occurred_at: row.occurred_at,
@@ -63,9 +63,4 @@ export async function listAudit(
       details: row.details,
     })),
   };
-}
-
-async function countAudit(sql: Queryable, orgId: string): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_events WHERE org_id = ${orgId}::uuid`;
-  return row?.n ?? 0;
 }

@@ -6,7 +6,7 @@ import { assertStorableJson } from "../../core/storable-json.ts";
 import { httpUrlHost } from "../../core/wire-values.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
-import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
+import { answerPage, Paged, pageQuery } from "../../http/paging.ts";
 import { countLookup, listLookups } from "./lookups.ts";
 import { maxManifestEvents, resolveClickManifest } from "./manifest.ts";
 import { ClickManifest, ClickToken, ClickTokenParams, ClickTokenRequest, LookupCount } from "./model.ts";
@@ -73,10 +73,7 @@ export const clickTokensModule = (ctx: AppContext) =>
     )
     .get(
       "/click-tokens/lookups",
-      async ({ principal, query }) => {
-        const page = pageOf(query);
-        return { ...(await listLookups(ctx.sql, principal.orgId, page)), ...page };
-      },
+      ({ principal, query }) => answerPage(query, (page) => listLookups(ctx.sql, principal.orgId, page)),
       {
         key: "telemetry:read",
         query: t.Object(pageQuery()),

@@ -1,4 +1,4 @@
-import type { Sql } from "../../db/sql.ts";
+import { countRows, type Sql } from "../../db/sql.ts";
 
 /** Whose lookup it was: the token's issuer, the key that resolved it, or an owner whose content it showed. */
 export type LookupRole = "issuer" | "resolver" | "owner";
@@ -36,7 +36,5 @@ export async function listLookups(
     SELECT to_char(day, 'YYYY-MM-DD') AS day, role, lookups::float8 AS lookups
     FROM click_token_lookups WHERE org_id = ${orgId}::uuid
     ORDER BY day DESC, role LIMIT ${page.limit} OFFSET ${page.offset}`;
-  const [count] = await sql<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM click_token_lookups WHERE org_id = ${orgId}::uuid`;
-  return { items, total: count?.n ?? 0 };
+  return { items, total: await countRows(sql, sql`click_token_lookups WHERE org_id = ${orgId}::uuid`) };
 }

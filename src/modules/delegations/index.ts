@@ -5,7 +5,7 @@ import { accessPlugin } from "../../http/access.ts";
 import { noContent } from "../../http/bodiless-answers.ts";
 import { IdParams } from "../../http/id-params.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
-import { Paged, pageOf } from "../../http/paging.ts";
+import { answerPage, Paged } from "../../http/paging.ts";
 import {
   BulkBody,
   BulkResult,
@@ -43,10 +43,7 @@ export const delegationsModule = (ctx: AppContext) =>
     .use(accessPlugin(ctx))
     .get(
       "/delegations",
-      async ({ access, query }) => {
-        const page = pageOf(query);
-        return { ...(await listDelegations(ctx.sql, access.orgId, query.role, page)), ...page };
-      },
+      ({ access, query }) => answerPage(query, (page) => listDelegations(ctx.sql, access.orgId, query.role, page)),
       {
         org: "read",
         query: ListQuery,
@@ -157,11 +154,8 @@ export const delegationsModule = (ctx: AppContext) =>
     )
     .get(
       "/delegation-requests",
-      async ({ access, query }) => {
-        const page = pageOf(query);
-        const listed = await listDelegationRequests(ctx.sql, access.orgId, query.role, page, ctx.clock());
-        return { ...listed, ...page };
-      },
+      ({ access, query }) =>
+        answerPage(query, (page) => listDelegationRequests(ctx.sql, access.orgId, query.role, page, ctx.clock())),
       {
         org: "read",
         query: ListQuery,

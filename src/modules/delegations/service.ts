@@ -5,7 +5,7 @@ import { domainInput } from "../../core/hosts.ts";
 import { orgTypePhrase } from "../../core/organizations.ts";
 import { invalid, type ProblemCode, ProblemError, problem } from "../../core/problem.ts";
 import { describeErrors } from "../../core/schema-errors.ts";
-import type { Fragment, Queryable, Sql } from "../../db/sql.ts";
+import { countRows, type Fragment, type Queryable, type Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { findOrganization } from "../organizations/service.ts";
 import { enqueueEvent } from "../outbox/service.ts";
@@ -264,8 +264,7 @@ export async function listDelegations(
   const where = sql`revoked_at IS NULL AND ${sideOf(sql, orgId, role)}`;
   const items = await sql<Delegation[]>`
     SELECT * FROM delegations WHERE ${where} ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`;
-  const [count] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM delegations WHERE ${where}`;
-  return { items, total: count?.n ?? 0 };
+  return { items, total: await countRows(sql, sql`delegations WHERE ${where}`) };
 }
 
 /**
@@ -405,8 +404,7 @@ export async function listDelegationRequests(
   const items = await sql<DelegationRequest[]>`
     SELECT * FROM delegation_requests WHERE ${where}
     ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`;
-  const [count] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM delegation_requests WHERE ${where}`;
-  return { items, total: count?.n ?? 0 };
+  return { items, total: await countRows(sql, sql`delegation_requests WHERE ${where}`) };
 }
 
 /**

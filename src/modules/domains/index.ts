@@ -5,7 +5,7 @@ import { invalid, problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent } from "../../http/bodiless-answers.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
-import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
+import { answerPage, Paged, pageQuery } from "../../http/paging.ts";
 import { recordAudit } from "../audit/service.ts";
 import { checkManifestClaim } from "../manifests/service.ts";
 import { DomainBody, DomainParams, DomainRecord, domainOnWire, VerifyBody } from "./model.ts";
@@ -46,11 +46,11 @@ export const domainsModule = (ctx: AppContext) =>
     )
     .get(
       "/domains",
-      async ({ access, query }) => {
-        const page = pageOf(query);
-        const items = (await listDomains(ctx.sql, access.orgId, page)).map(domainOnWire);
-        return { items, total: await countDomains(ctx.sql, access.orgId), ...page };
-      },
+      ({ access, query }) =>
+        answerPage(query, async (page) => ({
+          items: (await listDomains(ctx.sql, access.orgId, page)).map(domainOnWire),
+          total: await countDomains(ctx.sql, access.orgId),
+        })),
       {
         org: "read",
         query: t.Object(pageQuery()),

@@ -1,7 +1,7 @@
 import postgres from "postgres";
 import type { AuditActor } from "../../core/caller.ts";
 import { domainFamily, normalizeDomain } from "../../core/hosts.ts";
-import type { Queryable, Transaction } from "../../db/sql.ts";
+import { countRows, type Queryable, type Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 
 export const verificationMethods = ["dns_txt", "https_file", "manifest", "partner_attestation", "operator"] as const;
@@ -155,8 +155,7 @@ export async function verifiedDomainsOf(sql: Queryable, orgId: string): Promise<
 }
 
 export async function countDomains(sql: Queryable, orgId: string): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM domains WHERE org_id = ${orgId}::uuid`;
-  return row?.n ?? 0;
+  return countRows(sql, sql`domains WHERE org_id = ${orgId}::uuid`);
 }
 
 /** One domain of an organisation, by its canonical name. */

@@ -6,7 +6,7 @@ import { accessPlugin } from "../../http/access.ts";
 import { IdParams } from "../../http/id-params.ts";
 import { requireObjectBody } from "../../http/object-body.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
-import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
+import { answerPage, Paged, pageQuery } from "../../http/paging.ts";
 import { CreatedKey, CreateKey, KeyRecord } from "./model.ts";
 import { countApiKeys, createApiKeyAs, listApiKeys, revokeApiKeyAs } from "./service.ts";
 
@@ -57,14 +57,11 @@ export const keysModule = (ctx: AppContext) =>
     )
     .get(
       "/keys",
-      async ({ access, query }) => {
-        const page = pageOf(query);
-        const [items, total] = [
-          await listApiKeys(ctx.sql, access.orgId, page),
-          await countApiKeys(ctx.sql, access.orgId),
-        ];
-        return { items, total, ...page };
-      },
+      ({ access, query }) =>
+        answerPage(query, async (page) => ({
+          items: await listApiKeys(ctx.sql, access.orgId, page),
+          total: await countApiKeys(ctx.sql, access.orgId),
+        })),
       {
         org: "read",
         query: t.Object(pageQuery()),

@@ -1,7 +1,7 @@
 import type { Static } from "elysia";
 import type { AuditActor } from "../../core/caller.ts";
 import { effectiveScopes } from "../../core/scopes.ts";
-import type { Queryable, Transaction } from "../../db/sql.ts";
+import { countRows, type Queryable, type Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { findOrganization } from "../organizations/service.ts";
 import { mintRawKey } from "./key-format.ts";
@@ -44,8 +44,7 @@ export async function listApiKeys(
 }
 
 export async function countApiKeys(sql: Queryable, orgId: string): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM api_keys WHERE org_id = ${orgId}::uuid`;
-  return row?.n ?? 0;
+  return countRows(sql, sql`api_keys WHERE org_id = ${orgId}::uuid`);
 }
 
 /**

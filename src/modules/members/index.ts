@@ -5,7 +5,7 @@ import { accessPlugin } from "../../http/access.ts";
 import { noContent } from "../../http/bodiless-answers.ts";
 import { IdParams } from "../../http/id-params.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
-import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
+import { answerPage, Paged, pageQuery } from "../../http/paging.ts";
 import { ClaimResult, InviteBody, InviteRecord, MemberRecord, MyInvite, RoleBody, UserParams } from "./model.ts";
 import {
   changeRole,
@@ -26,23 +26,16 @@ export const membersModule = (ctx: AppContext) =>
     detail: { tags: ["Identity: members and invites"] },
   })
     .use(accessPlugin(ctx))
-    .get(
-      "/members",
-      async ({ access, query }) => {
-        const page = pageOf(query);
-        return { ...(await listMembers(ctx.sql, access.orgId, page)), ...page };
+    .get("/members", ({ access, query }) => answerPage(query, (page) => listMembers(ctx.sql, access.orgId, page)), {
+      // Members' e-mail addresses are for people of the organisation, not for
+      // keys deployed on servers and edges (identity:read covers domains, keys, delegations).
+      org: { need: "read", sessionOnly: true },
+      query: t.Object(pageQuery()),
+      response: Paged(MemberRecord),
+      detail: {
+        summary: "Members and their roles (a member's session)",
       },
-      {
-        // Members' e-mail addresses are for people of the organisation, not for
-        // keys deployed on servers and edges (identity:read covers domains, keys, delegations).
-        org: { need: "read", sessionOnly: true },
-        query: t.Object(pageQuery()),
-        response: Paged(MemberRecord),
-        detail: {
-          summary: "Members and their roles (a member's session)",
-        },
-      },
-    )
+    })
     .patch("/members/:user_id", ({ access, params, body }) => changeRole(ctx.sql, access, params.user_id, body.role), {
       org: "manage",
       params: UserParams,
@@ -89,19 +82,12 @@ export const membersModule = (ctx: AppContext) =>
         },
       },
     )
-    .get(
-      "/invites",
-      async ({ access, query }) => {
-        const page = pageOf(query);
-        return { ...(await listOrgInvites(ctx.sql, access.orgId, page)), ...page };
-      },
-      {
-        org: "manage",
-        query: t.Object(pageQuery()),
-        response: Paged(InviteRecord),
-        detail: { summary: "Open invitations of the organisation (owner/admin session)" },
-      },
-    )
+    .get("/invites", ({ access, query }) => answerPage(query, (page) => listOrgInvites(ctx.sql, access.orgId, page)), {
+      org: "manage",
+      query: t.Object(pageQuery()),
+      response: Paged(InviteRecord),
+      detail: { summary: "Open invitations of the organisation (owner/admin session)" },
+    })
     .delete(
       "/invites/:id",
       async ({ access, params, set }) => {
@@ -118,19 +104,12 @@ export const membersModule = (ctx: AppContext) =>
         },
       },
     )
-    .get(
-      "/me/invites",
-      async ({ user, query }) => {
-        const page = pageOf(query);
-        return { ...(await listInvitesFor(ctx.sql, user.email, page)), ...page };
-      },
-      {
-        session: true,
-        query: t.Object(pageQuery()),
-        response: Paged(MyInvite),
-        detail: { summary: "Open invitations addressed to the signed-in user's e-mail, oldest first" },
-      },
-    )
+    .get("/me/invites", ({ user, query }) => answerPage(query, (page) => listInvitesFor(ctx.sql, user.email, page)), {
+      session: true,
+      query: t.Object(pageQuery()),
+      response: Paged(MyInvite),
+      detail: { summary: "Open invitations addressed to the signed-in user's e-mail, oldest first" },
+    })
     .post(
       "/invites/:id/claim",
       async ({ user, params }) => {

@@ -4,7 +4,7 @@ import type { AuditActor, OrgAccess } from "../../core/caller.ts";
 import { normalizeEmail } from "../../core/email.ts";
 import { type MemberRole, organizationSuspended } from "../../core/organizations.ts";
 import { ProblemError, problem } from "../../core/problem.ts";
-import type { Queryable, Sql, Transaction } from "../../db/sql.ts";
+import { countRows, type Queryable, type Sql, type Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { addMember, findOrganization } from "../organizations/service.ts";
 import { enqueueEvent } from "../outbox/service.ts";
@@ -34,9 +34,7 @@ export async function listMembers(
     FROM organization_members m JOIN users u ON u.id = m.user_id
     WHERE m.org_id = ${orgId}::uuid
     ORDER BY m.created_at, u.email LIMIT ${page.limit} OFFSET ${page.offset}`;
-  const [count] = await sql<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM organization_members WHERE org_id = ${orgId}::uuid`;
-  return { items, total: count?.n ?? 0 };
+  return { items, total: await countRows(sql, sql`organization_members WHERE org_id = ${orgId}::uuid`) };
 }
 
 export async function findMember(sql: Queryable, orgId: string, userId: string): Promise<Member | undefined> {
@@ -258,8 +256,7 @@ export async function listOrgInvites(
   const open = sql`org_id = ${orgId}::uuid AND claimed_at IS NULL AND revoked_at IS NULL AND expires_at > now()`;
   const items = await sql<Invite[]>`
     SELECT * FROM invites WHERE ${open} ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`;
-  const [count] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM invites WHERE ${open}`;
-  return { items, total: count?.n ?? 0 };
+  return { items, total: await countRows(sql, sql`invites WHERE ${open}`) };
 }
 
 /** Open, unexpired invitations addressed to this e-mail, with the inviting organisation's name. */
@@ -274,8 +271,7 @@ export async function listInvitesFor(
     SELECT i.*, o.name AS organization_name
     FROM invites i JOIN organizations o ON o.id = i.org_id
     WHERE ${open} ORDER BY i.created_at, i.id LIMIT ${page.limit} OFFSET ${page.offset}`;
-  const [count] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM invites i WHERE ${open}`;
-  return { items, total: count?.n ?? 0 };
+  return { items, total: await countRows(sql, sql`invites i WHERE ${open}`) };
 }
 
 export async function revokeInvite(sql: Sql, access: OrgAccess, inviteId: string): Promise<void> {

@@ -6,7 +6,7 @@ import { invalid, problem } from "../../core/problem.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { IdParams } from "../../http/id-params.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
-import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
+import { answerPage, Paged, pageQuery } from "../../http/paging.ts";
 import { domainOnWire } from "../domains/model.ts";
 import { listDomains } from "../domains/service.ts";
 import {
@@ -78,10 +78,7 @@ export const organizationsModule = (ctx: AppContext) =>
     )
     .get(
       "/organizations",
-      async ({ user, query }) => {
-        const page = pageOf(query);
-        return { ...(await listUserOrganizations(ctx.sql, user.userId, page)), ...page };
-      },
+      ({ user, query }) => answerPage(query, (page) => listUserOrganizations(ctx.sql, user.userId, page)),
       {
         session: true,
         query: t.Object(pageQuery()),
@@ -110,10 +107,7 @@ export const organizationsModule = (ctx: AppContext) =>
     )
     .get(
       "/admin/organizations",
-      async ({ query }) => {
-        const page = pageOf(query);
-        return { ...(await listAllOrganizations(ctx.sql, { orgType: query.org_type }, page)), ...page };
-      },
+      ({ query }) => answerPage(query, (page) => listAllOrganizations(ctx.sql, { orgType: query.org_type }, page)),
       {
         session: "operator_admin",
         query: AdminOrganizationsQuery,

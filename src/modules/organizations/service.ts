@@ -1,7 +1,7 @@
 import type { Static } from "elysia";
 import type { AuditActor } from "../../core/caller.ts";
 import type { MemberRole, OrgType } from "../../core/organizations.ts";
-import type { Queryable, Transaction } from "../../db/sql.ts";
+import { countRows, type Queryable, type Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import type { AdminOrganizationRecord, MemberOrganizationRecord, Organization as OrganizationModel } from "./model.ts";
 
@@ -59,9 +59,7 @@ export async function listUserOrganizations(
     WHERE m.user_id = ${userId}::uuid
     ORDER BY o.created_at, o.id
     LIMIT ${page.limit} OFFSET ${page.offset}`;
-  const [count] = await sql<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM organization_members WHERE user_id = ${userId}::uuid`;
-  return { items, total: count?.n ?? 0 };
+  return { items, total: await countRows(sql, sql`organization_members WHERE user_id = ${userId}::uuid`) };
 }
 
 export type AdminOrganization = Static<typeof AdminOrganizationRecord>;
@@ -81,8 +79,7 @@ export async function listAllOrganizations(
     FROM organizations o ${ofType}
     ORDER BY o.created_at DESC, o.id
     LIMIT ${page.limit} OFFSET ${page.offset}`;
-  const [count] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM organizations o ${ofType}`;
-  return { items, total: count?.n ?? 0 };
+  return { items, total: await countRows(sql, sql`organizations o ${ofType}`) };
 }
 
 /**

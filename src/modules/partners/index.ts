@@ -5,7 +5,7 @@ import { withDomainInput } from "../../core/hosts.ts";
 import { accessPlugin } from "../../http/access.ts";
 import { noContent } from "../../http/bodiless-answers.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
-import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
+import { answerPage, Paged, pageQuery } from "../../http/paging.ts";
 import { DomainRecord, domainOnWire } from "../domains/model.ts";
 import { mailInvite } from "../members/service.ts";
 import {
@@ -32,19 +32,12 @@ export const partnersModule = (ctx: AppContext) =>
     detail: { tags: ["Identity: trusted partners"] },
   })
     .use(accessPlugin(ctx))
-    .get(
-      "/admin/trusted-partners",
-      async ({ query }) => {
-        const page = pageOf(query);
-        return { ...(await listTrustedPartners(ctx.sql, page)), ...page };
-      },
-      {
-        session: "operator_admin",
-        query: t.Object(pageQuery()),
-        response: Paged(TrustedPartnerRecord),
-        detail: { summary: "Trusted partners (operator admin)" },
-      },
-    )
+    .get("/admin/trusted-partners", ({ query }) => answerPage(query, (page) => listTrustedPartners(ctx.sql, page)), {
+      session: "operator_admin",
+      query: t.Object(pageQuery()),
+      response: Paged(TrustedPartnerRecord),
+      detail: { summary: "Trusted partners (operator admin)" },
+    })
     .put(
       "/admin/trusted-partners/:org_id",
       ({ params, user }) =>
@@ -101,10 +94,7 @@ export const partnersModule = (ctx: AppContext) =>
     )
     .get(
       "/partner/organizations",
-      async ({ principal, query }) => {
-        const page = pageOf(query);
-        return { ...(await listProvisioned(ctx.sql, principal.orgId, page)), ...page };
-      },
+      ({ principal, query }) => answerPage(query, (page) => listProvisioned(ctx.sql, principal.orgId, page)),
       {
         partner: true,
         query: t.Object(pageQuery()),

@@ -3,7 +3,7 @@ import type { AuditActor, Principal } from "../../core/caller.ts";
 import { domainAndParents, isWithinDomain, normalizeDomain, subdomainsReversed } from "../../core/hosts.ts";
 import { orgTypePhrase } from "../../core/organizations.ts";
 import { invalid, problem } from "../../core/problem.ts";
-import type { Queryable, Sql } from "../../db/sql.ts";
+import { countRows, type Queryable, type Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import {
   type Domain,
@@ -27,8 +27,7 @@ export async function listTrustedPartners(
     SELECT p.org_id, o.name, p.enabled_by, p.enabled_at
     FROM trusted_partners p JOIN organizations o ON o.id = p.org_id
     ORDER BY p.enabled_at, p.org_id LIMIT ${page.limit} OFFSET ${page.offset}`;
-  const [count] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM trusted_partners`;
-  return { items, total: count?.n ?? 0 };
+  return { items, total: await countRows(sql, sql`trusted_partners`) };
 }
 
 export async function enableTrustedPartner(
@@ -184,9 +183,7 @@ export async function listProvisioned(
   const items = await sql<Organization[]>`
     SELECT id, name, org_type, created_at FROM organizations WHERE provisioned_by = ${partnerOrgId}::uuid
     ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`;
-  const [count] = await sql<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM organizations WHERE provisioned_by = ${partnerOrgId}::uuid`;
-  return { items, total: count?.n ?? 0 };
+  return { items, total: await countRows(sql, sql`organizations WHERE provisioned_by = ${partnerOrgId}::uuid`) };
 }
 
 /** Upgrades a registered domain to verified on an owner this partner provisioned, and only such an owner. */

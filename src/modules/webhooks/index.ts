@@ -4,7 +4,7 @@ import { accessPlugin } from "../../http/access.ts";
 import { noContent } from "../../http/bodiless-answers.ts";
 import { IdParams } from "../../http/id-params.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
-import { Paged, pageOf, pageQuery } from "../../http/paging.ts";
+import { answerPage, Paged, pageQuery } from "../../http/paging.ts";
 import {
   CreatedWebhook,
   CreateWebhook,
@@ -61,11 +61,8 @@ export const webhooksModule = (ctx: AppContext) =>
     )
     .get(
       "/webhooks",
-      async ({ access, query }) => {
-        const page = pageOf(query);
-        const { items, total } = await listEndpoints(ctx.sql, access.orgId, query.status ?? "active", page);
-        return { items, total, ...page };
-      },
+      ({ access, query }) =>
+        answerPage(query, (page) => listEndpoints(ctx.sql, access.orgId, query.status ?? "active", page)),
       {
         org: "read",
         query: t.Object({ ...WebhookListQuery.properties, ...pageQuery() }),
@@ -154,16 +151,10 @@ export const webhooksModule = (ctx: AppContext) =>
     )
     .get(
       "/webhooks/:id/deliveries",
-      async ({ access, params, query }) => {
-        const page = pageOf(query);
-        const { items, total } = await listDeliveries(ctx.sql, {
-          orgId: access.orgId,
-          endpointId: params.id,
-          status: query.status,
-          page,
-        });
-        return { items, total, ...page };
-      },
+      ({ access, params, query }) =>
+        answerPage(query, (page) =>
+          listDeliveries(ctx.sql, { orgId: access.orgId, endpointId: params.id, status: query.status, page }),
+        ),
       {
         org: "read",
         params: IdParams,

@@ -3,7 +3,7 @@ import type { Static } from "elysia";
 import type { AuditActor } from "../../core/caller.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import type { SecretBox } from "../../core/secret-box.ts";
-import type { Queryable, Sql } from "../../db/sql.ts";
+import { countRows, type Queryable, type Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { identityEventTypes } from "../outbox/service.ts";
 import type { DeliveryRecord, WebhookRecord } from "./model.ts";
@@ -118,9 +118,10 @@ export async function listEndpoints(
     WHERE org_id = ${orgId}::uuid AND status = ${status}
     ORDER BY created_at, id
     LIMIT ${page.limit} OFFSET ${page.offset}`;
-  const [count] = await sql<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = ${orgId}::uuid AND status = ${status}`;
-  return { items, total: count?.n ?? 0 };
+  return {
+    items,
+    total: await countRows(sql, sql`webhook_endpoints WHERE org_id = ${orgId}::uuid AND status = ${status}`),
+  };
 }
 
 /** One endpoint of the organisation, whatever its status; 404 when it has none with that id. */
@@ -289,10 +290,12 @@ export async function listDeliveries(
     WHERE d.endpoint_id = ${input.endpointId}::uuid AND (${status}::text IS NULL OR d.status = ${status})
     ORDER BY d.created_at DESC, d.id
     LIMIT ${input.page.limit} OFFSET ${input.page.offset}`;
-  const [count] = await sql<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM webhook_deliveries
-    WHERE endpoint_id = ${input.endpointId}::uuid AND (${status}::text IS NULL OR status = ${status})`;
-  return { items: items.map(withAttemptDates), total: count?.n ?? 0 };
+  const total = await countRows(
+    sql,
+    sql`webhook_deliveries
+      WHERE endpoint_id = ${input.endpointId}::uuid AND (${status}::text IS NULL OR status = ${status})`,
+  );
+  return { items: items.map(withAttemptDates), total };
 }
 
 export async function getDelivery(
