@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { serviceRoles } from "./config.ts";
 import type { AppContext } from "./context.ts";
-import { accessIndex } from "./http/access.ts";
+import { accessIndex } from "./http/access-declarations.ts";
 import { openapiPlugin, type RouteWithBody } from "./http/openapi.ts";
 import { httpPlugin, type RouteIndex } from "./http/plugin.ts";
 import { routeBodyIndex, routeIntegerQueryIndex, routeMethodIndex, routeSetIndex } from "./http/routes.ts";

@@ -3,7 +3,7 @@
  * from the access each route declares (src/http/access.ts), the same data the
  * credential test matrix and the OpenAPI `security` are built from.
  */
-import type { Access } from "../../src/http/access.ts";
+import type { Access } from "../../src/http/access-declarations.ts";
 import { describeAccess } from "../../src/http/access-words.ts";
 import { cell, code } from "./generated-part.ts";
 

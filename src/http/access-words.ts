@@ -1,4 +1,4 @@
-import type { Access } from "./access.ts";
+import type { Access } from "./access-declarations.ts";
 
 const orgTypes = (types: readonly string[] | null) => (types ? ` of a ${types.join(" or ")} organisation` : "");
 

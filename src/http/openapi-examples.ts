@@ -1,6 +1,7 @@
 import { type ProblemCode, problemCodes } from "../core/problem.ts";
-import { type Access, orgTypeRefusalCode } from "./access.ts";
+import type { Access } from "./access-declarations.ts";
 import { describeAccess } from "./access-words.ts";
+import { orgTypeRefusalCode } from "./org-access.ts";
 
 /**
  * What the OpenAPI document says of each operation beyond its schemas: an

@@ -8,7 +8,8 @@ import { invalid, type ProblemError, problem } from "../core/problem.ts";
 import { overNestedPath } from "../core/storable-json.ts";
 import { describeError } from "../log.ts";
 import { eventsCarried } from "../modules/ingest-health/service.ts";
-import { type Access, AccessResolver, admittedPrincipalOf } from "./access.ts";
+import type { Access } from "./access-declarations.ts";
+import { AccessResolver, admittedPrincipalOf } from "./access-resolver.ts";
 import { internalError, problemFor } from "./errors.ts";
 import { readJsonBody } from "./json-body.ts";
 import { loggedPath } from "./logged-path.ts";
@@ -40,7 +41,7 @@ function hasNoBody(request: Request): boolean {
 export interface RouteIndex {
   /** Methods a path answers to, so an unknown method on a known path answers 405, not 404. */
   allowedMethods(path: string): string[];
-  /** Who may call a route (its declaration, src/http/access.ts). */
+  /** Who may call a route (its declaration, src/http/access-declarations.ts). */
   accessOf(method: string, route: string): Access | undefined;
   /** What the route takes as its body (routeBodyIndex): an empty one, and the bounded pre-check of its arrays. */
   bodyOf(method: string, route: string): RouteBody | undefined;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { allScopes, type Scope } from "../../src/core/scopes.ts";
-import type { Access } from "../../src/http/access.ts";
+import type { Access } from "../../src/http/access-declarations.ts";
 import { createTestOrg, type TestOrg } from "../support/fixtures.ts";
 import { callApp } from "../support/http.ts";
 import { identityTestApp, memberOf, type SignedInUser, signIn } from "../support/identity.ts";
