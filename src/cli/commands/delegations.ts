@@ -1,4 +1,5 @@
-import { type Delegation, grantDelegation, revokeDelegation } from "../../modules/delegations/service.ts";
+import type { Delegation } from "../../modules/delegations/model.ts";
+import { grantDelegation, revokeDelegation } from "../../modules/delegations/service.ts";
 import { BadInputError, defineCommand, listOption, requireUuid } from "../command.ts";
 import { asBadInput, operatorCli } from "../operator.ts";
 

@@ -21,11 +21,9 @@ import {
   denyDelegationRequest,
   fileDelegationRequest,
   fileDelegationRequests,
-  grantDelegation,
   listDelegationRequests,
-  listDelegations,
-  revokeDelegation,
-} from "./service.ts";
+} from "./requests.ts";
+import { grantDelegation, listDelegations, revokeDelegation } from "./service.ts";
 
 const grantor = { need: "write", orgTypes: ["content_owner"] } as const;
 const grantee = { need: "write", orgTypes: ["platform", "agent"] } as const;

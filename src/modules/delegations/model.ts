@@ -42,6 +42,8 @@ export const DelegationRecord = t.Object({
   revoked_at: t.Nullable(t.Date({ description: "null while the delegation is active" })),
 });
 
+export type Delegation = Static<typeof DelegationRecord>;
+
 export const DelegationRequestBody = t.Object({
   domain: t.String({
     minLength: 1,
@@ -71,6 +73,8 @@ export const DelegationRequestRecord = t.Object({
   resolved_at: t.Nullable(t.Date({ description: "when it was approved, denied or expired" })),
   delegation_id: t.Nullable(t.String({ format: "uuid", description: "the delegation its approval created" })),
 });
+
+export type DelegationRequest = Static<typeof DelegationRequestRecord>;
 
 export const BulkBody = t.Array(
   t.Unknown({

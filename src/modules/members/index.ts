@@ -6,18 +6,9 @@ import { noContent } from "../../http/bodiless-answers.ts";
 import { IdParams } from "../../http/id-params.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
 import { answerPage, Paged, pageQuery } from "../../http/paging.ts";
+import { claimInvite, inviteAs, listInvitesFor, listOrgInvites, mailInvite, revokeInvite } from "./invites.ts";
 import { ClaimResult, InviteBody, InviteRecord, MemberRecord, MyInvite, RoleBody, UserParams } from "./model.ts";
-import {
-  changeRole,
-  claimInvite,
-  inviteAs,
-  listInvitesFor,
-  listMembers,
-  listOrgInvites,
-  mailInvite,
-  removeMember,
-  revokeInvite,
-} from "./service.ts";
+import { changeRole, listMembers, removeMember } from "./service.ts";
 
 export const membersModule = (ctx: AppContext) =>
   new Elysia({
