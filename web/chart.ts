@@ -1,7 +1,7 @@
 import uPlot from "uplot";
 import { levels } from "../src/modules/reads/plan.ts";
 import type { TimeseriesAnswer } from "./api.ts";
-import { h } from "./dom.ts";
+import { formatCount, h, scrollBox } from "./dom.ts";
 import type { Interval, Period } from "./range.ts";
 
 /**
@@ -36,11 +36,15 @@ export interface CountSeries {
   values: number[];
 }
 
-/** A line chart of counts at `starts` (epoch ms) over the period, or `empty` in words when there is nothing. */
+/**
+ * A line chart of counts at `starts` (epoch ms), one per `interval`, over the
+ * period, or `empty` in words when there is nothing.
+ */
 export function countsChart(
   starts: number[],
   series: CountSeries[],
   period: Period,
+  interval: Interval,
   caption: string,
   empty: string,
 ): HTMLElement {
@@ -66,15 +70,87 @@ export function countsChart(
     axes: [{}, { size: 60, incrs: countSteps }],
   };
   const plot = new uPlot(options, [starts.map((start) => start / 1000), ...series.map((line) => line.values)], figure);
-  // The canvas says in words what it draws; the figures themselves are in the tables beside it.
+  // The canvas says in words what it draws; its figures are in the table below it.
   const canvas = plot.root.querySelector("canvas");
   canvas?.setAttribute("role", "img");
   canvas?.setAttribute("aria-label", caption);
+  keyboardLegend(plot);
   // Fit the chart to its container, phones included.
   const fit = () => plot.setSize({ width: Math.max(280, figure.clientWidth), height: 260 });
   new ResizeObserver(fit).observe(figure);
-  figure.append(h("figcaption", { class: "muted" }, caption));
+  figure.append(h("figcaption", { class: "muted" }, caption), figuresTable(starts, series, interval, caption));
   return figure;
+}
+
+/** A time as people read it, to the minute: 2026-11-27 23:00. */
+const readable = (time: number) => new Date(time).toISOString().slice(0, 16).replace("T", " ");
+
+/**
+ * What the chart draws, as a table a screen reader can read and anyone can copy:
+ * one row per bucket with a count (the empty ones are the chart's flat stretches).
+ */
+function figuresTable(starts: number[], series: CountSeries[], interval: Interval, caption: string): HTMLElement {
+  const rows = starts
+    .map((start, i) => ({ start, counts: series.map((line) => line.values[i] ?? 0) }))
+    .filter((row) => row.counts.some((count) => count > 0));
+  const bucket = `${interval[0]?.toUpperCase()}${interval.slice(1)} (UTC)`;
+  return h(
+    "details",
+    {},
+    h("summary", {}, "The chart's figures"),
+    scrollBox(
+      h(
+        "table",
+        {},
+        h("caption", {}, caption),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            h("th", { scope: "col" }, bucket),
+            ...series.map((line) => h("th", { scope: "col" }, line.label)),
+          ),
+        ),
+        h(
+          "tbody",
+          {},
+          ...rows.map((row) =>
+            h(
+              "tr",
+              {},
+              h("th", { scope: "row" }, readable(row.start)),
+              ...row.counts.map((count) => h("td", { class: "num" }, formatCount(count))),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/**
+ * uPlot shows or hides a line when its name in the legend is clicked; this makes
+ * each name a button the keyboard reaches and presses too, saying whether the line
+ * shows. The legend is a key, not a table of figures: the table below the chart is that.
+ */
+function keyboardLegend(plot: uPlot): void {
+  plot.root.querySelector(".u-legend")?.setAttribute("role", "none");
+  plot.root.querySelectorAll<HTMLElement>(".u-legend .u-series").forEach((row, i) => {
+    const name = row.querySelector("th");
+    if (i === 0 || !name) return;
+    const showing = () => name.setAttribute("aria-pressed", String(plot.series[i]?.show !== false));
+    name.setAttribute("role", "button");
+    name.tabIndex = 0;
+    showing();
+    name.addEventListener("click", showing);
+    name.addEventListener("keydown", (event) => {
+      if (event.key !== "Enter" && event.key !== " ") return;
+      event.preventDefault();
+      name.click();
+    });
+  });
 }
 
 /** Events per bucket of a timeseries answer, one line per event type. */
@@ -89,6 +165,7 @@ export function eventsChart(answer: TimeseriesAnswer, period: Period): HTMLEleme
       values: starts.map((start) => byStart.get(start)?.events_by_type.find((t) => t.event_type === type)?.count ?? 0),
     })),
     period,
+    answer.interval,
     `Events per ${answer.interval} by type, ${answer.buckets.length} non-empty buckets`,
     "No events in this period.",
   );

@@ -37,6 +37,7 @@ export function ingestHealth(org: Organisation): HTMLElement {
           { label: "refused events", values: starts.map((s) => byHour.get(s)?.refused_events ?? 0) },
         ],
         period,
+        "hour",
         "Events per hour (UTC)",
         "No ingest in the last 48 hours.",
       ),

@@ -296,12 +296,12 @@ function topUrls(api: Reads, org: Organisation, period: Period): HTMLElement {
     return h(
       "div",
       {},
-      h("h2", {}, `Top URLs (${formatCount(answer.total)})`),
+      h("h2", { id: "top-urls" }, `Top URLs (${formatCount(answer.total)})`),
       searchForm,
       scrollBox(
         h(
           "table",
-          {},
+          { "aria-labelledby": "top-urls" },
           h(
             "thead",
             {},
