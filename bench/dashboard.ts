@@ -21,6 +21,7 @@ import { createSession } from "../src/modules/auth/sessions.ts";
 import { findOrCreateUser } from "../src/modules/auth/users.ts";
 import { addMember } from "../src/modules/organizations/service.ts";
 import { startRuntime } from "../src/runtime.ts";
+import { progressLine } from "./progress.ts";
 
 const { values } = parseArgs({
   options: { events: { type: "string", default: "20000000" }, runs: { type: "string", default: "5" } },
@@ -75,13 +76,14 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 console.log(`database: ${ctx.db.kind}; owner ${bigDomain}; ${runs} loads each after one warm-up\n`);
 console.log("| overview | interactive p50 ms | complete p50 ms | complete worst ms |");
 console.log("|---|---:|---:|---:|");
+const progress = progressLine();
 for (const range of ["24h", "12m"]) {
-  process.stderr.write(`\rloading the ${range} overview`.padEnd(60));
+  progress.show(`loading the ${range} overview`);
   await load(range);
   const times = [];
   for (let i = 0; i < runs; i++) times.push(await load(range));
   const complete = times.map((t) => t.complete);
-  process.stderr.write(`\r${" ".repeat(60)}\r`);
+  progress.clear();
   console.log(
     `| ${range} | ${median(times.map((t) => t.interactive)).toFixed(0)} | ${median(complete).toFixed(0)} | ${Math.max(...complete).toFixed(0)} |`,
   );

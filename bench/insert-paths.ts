@@ -34,6 +34,7 @@ import { createServerDatabase } from "../test/support/databases.ts";
 import { emitter } from "./event-generator.ts";
 import { csvLine, eventRow } from "./event-rows.ts";
 import { backendCpuMs, cpuMsOf } from "./process-cpu.ts";
+import { progressLine } from "./progress.ts";
 
 const { values } = parseArgs({
   options: { rows: { type: "string", default: "1600" }, rounds: { type: "string", default: "12" } },
@@ -106,13 +107,14 @@ backendPids = backends && [...backends.keys()];
 
 // Each path's rounds in a row, so that its database CPU is read once, over all of
 // them (/proc counts in 10 ms steps, more than one write of a few hundred rows).
+const progress = progressLine();
 const perRow: Record<string, number[]> = {};
 const cpuMs: Record<string, number> = {};
 for (const [name, write] of Object.entries(paths)) {
   const times: number[] = [];
   const cpuBefore = await databaseCpuMs();
   for (let round = 0; round < rounds; round++) {
-    process.stderr.write(`\r${name}: round ${round + 1} of ${rounds}`.padEnd(70));
+    progress.show(`${name}: round ${round + 1} of ${rounds}`);
     const rows = rowsOf();
     const started = performance.now();
     await write(rows);
@@ -121,7 +123,7 @@ for (const [name, write] of Object.entries(paths)) {
   perRow[name] = times;
   cpuMs[name] = ((await databaseCpuMs()) ?? 0) - (cpuBefore ?? 0);
 }
-process.stderr.write("\n");
+progress.clear();
 const bulkRows = rowCount * rounds;
 const bulk = Array.from({ length: rounds }, rowsOf).flat();
 const bulkCpuBefore = await databaseCpuMs();

@@ -40,6 +40,7 @@ import {
   referenceTimeseries,
   referenceUrls,
 } from "../test/support/reads-reference.ts";
+import { progressLine } from "./progress.ts";
 
 const { values } = parseArgs({
   options: {
@@ -61,7 +62,7 @@ const { ctx, db } = await startRuntime(config, createLogger("error"), { inMemory
 const sql = ctx.sql;
 const app = createApp(ctx);
 const random = seededRandom(20261122);
-const progress = (line: string) => process.stderr.write(`\r${line.padEnd(100)}`);
+const progress = progressLine();
 
 // ---------------------------------------------------------------------------
 // Data set
@@ -153,14 +154,14 @@ async function loadDataSet(): Promise<DataSet> {
       await insertEvents(sql, batch);
       const seconds = (performance.now() - started) / 1000;
       const rate = loaded / seconds;
-      progress(
+      progress.show(
         `loading: ${loaded} / ${totalEvents} events, ${Math.round(rate)} events/s, ` +
           `${Math.max(0, (totalEvents - loaded) / rate).toFixed(0)} s to go`,
       );
     }
   };
   await Promise.all(Array.from({ length: writers }, writer));
-  process.stderr.write("\n");
+  progress.clear();
   // Platform 1 reports agents 0, 3, 6 and 9 of the ten, the most events of the three.
   return { ownerId, platformId: platforms[0]?.id as string, end, loaded };
 }
@@ -189,18 +190,16 @@ const loadStarted = performance.now();
 await policiesScheduled(false);
 const { ownerId, platformId, end, loaded } = previous ?? (await loadDataSet());
 const loadSeconds = (performance.now() - loadStarted) / 1000;
-progress("refreshing the continuous aggregates");
 const refreshStarted = performance.now();
-await refreshAggregates(sql);
+await progress.during("refreshing the continuous aggregates", refreshAggregates(sql));
 const refreshSeconds = (performance.now() - refreshStarted) / 1000;
 await policiesScheduled(true);
 const uncompressedMb = await onDiskMegabytes();
-progress("compressing chunks older than the compression policy's 30 days");
 const compressStarted = performance.now();
-await runCompressionPolicies(sql);
+await progress.during("compressing chunks older than the compression policy's 30 days", runCompressionPolicies(sql));
 const compressSeconds = (performance.now() - compressStarted) / 1000;
 const compressedMb = await onDiskMegabytes();
-process.stderr.write("\n");
+progress.clear();
 const readKey = async (orgId: string) => (await createApiKey(sql, { orgId, scopes: ["telemetry:read"] })).key;
 const key = await readKey(ownerId);
 const platformKey = await readKey(platformId);
@@ -287,14 +286,14 @@ for (const days of [1, 30, 365]) {
     ],
   );
   for (const [read, service, raw] of reads) {
-    progress(`timing ${read} over ${days} days`);
+    progress.show(`timing ${read} over ${days} days`);
     const fast = await p50(service);
     const slow = await p50(raw, rawRuns);
     rows.push({ read, days, service: fast.ms, raw: slow.ms, equal: deepEquals(fast.answer, slow.answer) });
   }
 }
 
-process.stderr.write("\n");
+progress.clear();
 const pad = (value: string, width: number) => value.padEnd(width);
 console.log(`\np50 over ${runs} runs each (raw scan: ${rawRuns})\n`);
 console.log("| read | days | service p50 ms | raw-scan p50 ms | raw / service | equal |");
@@ -329,7 +328,9 @@ async function timeExport(): Promise<boolean> {
     longestWaitMs = Math.max(longestWaitMs, performance.now() - waitStarted);
     if (chunk.done) break;
     for (const byte of chunk.value) if (byte === 10) exportedLines++;
+    progress.show(`exporting 365 days as NDJSON: ${exportedLines} events`);
   }
+  progress.clear();
   const exportSeconds = (performance.now() - exportStarted) / 1000;
   const [inYear] = await sql<{ n: number }[]>`
     SELECT count(*)::int AS n FROM events

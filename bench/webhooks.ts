@@ -14,7 +14,7 @@
  * fraction of them (`--hanging`) never answer, so each of their attempts runs
  * into the 10 s window. The backlog is recorded as outbox events in one
  * statement (events × subscribed endpoints = deliveries), and the clock starts.
- * Progress is printed every second. The drain ends when every delivery to an
+ * Progress is shown every second on a terminal (stderr). The drain ends when every delivery to an
  * answering endpoint has been delivered; then the bench waits for the hanging
  * endpoints' attempts to be recorded and checks the books: nothing received
  * twice, every delivered id received, every delivery accounted for.
@@ -31,6 +31,7 @@ import { createOrganization } from "../src/modules/organizations/service.ts";
 import { createServerDatabase } from "../test/support/databases.ts";
 import { testCertificate } from "../test/support/webhooks.ts";
 import { freePort } from "./free-port.ts";
+import { progressLine } from "./progress.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -192,6 +193,7 @@ const recordedAt = performance.now();
 console.log(`backlog recorded: ${orgs.length * eventsPerOrg} events in ${(recordedAt - started).toFixed(0)} ms`);
 
 let peakRss = 0;
+const progress = progressLine();
 let last = 0;
 let drainedAt = 0;
 for (;;) {
@@ -200,15 +202,17 @@ for (;;) {
   const { rss } = await rssMb(service.pid);
   peakRss = Math.max(peakRss, rss);
   const elapsed = (performance.now() - started) / 1000;
-  console.log(
-    `  ${elapsed.toFixed(0).padStart(4)} s  received ${stats.unique.toLocaleString().padStart(6)} / ${answeringDeliveries.toLocaleString()}  (+${stats.unique - last}/s)  hanging requests ${stats.hanging}  service RSS ${rss.toFixed(0)} MB`,
+  progress.show(
+    `${elapsed.toFixed(0)} s: received ${stats.unique.toLocaleString()} / ${answeringDeliveries.toLocaleString()} (+${stats.unique - last} a second), hanging requests ${stats.hanging}, service RSS ${rss.toFixed(0)} MB`,
   );
   last = stats.unique;
   if (stats.unique >= answeringDeliveries) {
     drainedAt = performance.now();
+    progress.clear();
     break;
   }
   if (elapsed > 900 || service.exitCode !== null) {
+    progress.clear();
     console.error("the drain did not finish within 15 minutes");
     await finish(1);
   }

@@ -1,0 +1,48 @@
+import { describe, expect, test } from "bun:test";
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { progressLine } from "../../bench/progress.ts";
+
+const benchDir = join(import.meta.dir, "../../bench");
+
+/** A stand-in for stderr that keeps what is written to it. */
+function stream(isTTY: boolean) {
+  const written: string[] = [];
+  return { isTTY, written, write: (text: string) => written.push(text) };
+}
+
+describe("a bench's progress", () => {
+  test("on a terminal, each line takes the place of the one before, and is cleared before the report goes on", () => {
+    const terminal = stream(true);
+    const progress = progressLine(terminal);
+    progress.show("loading: 10 / 20 events");
+    progress.show("loading: 20 / 20");
+    progress.clear();
+    expect(terminal.written).toEqual([
+      "\rloading: 10 / 20 events",
+      "\rloading: 20 / 20       ",
+      `\r${" ".repeat(16)}\r`,
+    ]);
+  });
+
+  test("to a file or a pipe, nothing: redrawn lines would pile up there as one line of carriage returns", () => {
+    const file = stream(false);
+    const progress = progressLine(file);
+    progress.show("loading: 10 / 20 events");
+    progress.clear();
+    expect(file.written).toEqual([]);
+  });
+
+  test("every bench shows its progress through progressLine, never as its own carriage returns or on stdout", async () => {
+    const benches = (await readdir(benchDir)).filter((name) => name.endsWith(".ts") && name !== "progress.ts");
+    const own: string[] = [];
+    for (const name of benches) {
+      const text = await Bun.file(join(benchDir, name)).text();
+      if (text.includes("\\r")) own.push(`${name}: writes carriage returns itself`);
+      if (/console\.log\([^;]*\/s\)/.test(text) && /setInterval|Bun\.sleep\(1000\)/.test(text)) {
+        own.push(`${name}: prints a rate each second on stdout`);
+      }
+    }
+    expect(own).toEqual([]);
+  });
+});
