@@ -186,7 +186,23 @@ async function policiesScheduled(scheduled: boolean): Promise<void> {
 }
 
 const previous = values.reuse ? await previousDataSet() : undefined;
+// A load interrupted (Ctrl-C) leaves fewer events than asked for: timed as this
+// size, its figures would pass for another data set's.
+if (previous && previous.loaded < totalEvents) {
+  console.error(
+    `--reuse: the database holds ${previous.loaded} events, fewer than --events ${totalEvents} (an interrupted load?); load them into an empty database`,
+  );
+  await db.close();
+  process.exit(1);
+}
 const loadStarted = performance.now();
+// Ctrl-C during the load or the refresh would leave the policies paused on this database for good.
+const resumePolicies = () => {
+  progress.clear();
+  console.error("interrupted: the refresh and compression policies are scheduled again");
+  void policiesScheduled(true).finally(() => process.exit(130));
+};
+process.once("SIGINT", resumePolicies);
 await policiesScheduled(false);
 const { ownerId, platformId, end, loaded } = previous ?? (await loadDataSet());
 const loadSeconds = (performance.now() - loadStarted) / 1000;
@@ -194,6 +210,7 @@ const refreshStarted = performance.now();
 await progress.during("refreshing the continuous aggregates", refreshAggregates(sql));
 const refreshSeconds = (performance.now() - refreshStarted) / 1000;
 await policiesScheduled(true);
+process.off("SIGINT", resumePolicies);
 const uncompressedMb = await onDiskMegabytes();
 const compressStarted = performance.now();
 await progress.during("compressing chunks older than the compression policy's 30 days", runCompressionPolicies(sql));
