@@ -491,6 +491,21 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     await page.close();
   }, 60_000);
 
+  test("a redraw is not read out whole: live regions hold news (errors, a key or link just made), never the view", async () => {
+    const { owner, page } = await contentOwnerPage("owner");
+    for (const view of ["overview", "members", "keys", "webhooks"]) {
+      await show(page, `/app?org=${owner.id}&view=${view}`);
+      // A live region around the view would have a screen reader read every region as it draws, tables and all.
+      const wrapping = await page.$$eval("[aria-live]", (regions) =>
+        regions
+          .filter((region) => region.getAttribute("aria-live") !== "off" && region.querySelector("main, h1, table"))
+          .map((region) => region.tagName + (region.id ? `#${region.id}` : "")),
+      );
+      expect({ view, wrapping }).toEqual({ view, wrapping: [] });
+    }
+    await page.close();
+  }, 60_000);
+
   test("the chart's figures are in a table beside it, and its legend shows and hides a line by keyboard", async () => {
     const { owner, page, errors } = await contentOwnerPage("owner");
     const domain = owner.domain as string;

@@ -42,7 +42,12 @@ export async function dashboardAsset(name: string): Promise<Asset | undefined> {
   return Object.hasOwn(staticAssets, name) ? staticAssets[name]?.() : undefined;
 }
 
-/** The page every dashboard URL loads; the script renders the view its query names. */
+/**
+ * The page every dashboard URL loads; the script renders the view its query names.
+ * The view is no live region: each redraw would be read out whole, every region as
+ * it loads. Errors are alerts, and what an action makes (a key, a link) is said
+ * by a live region of its own.
+ */
 export const dashboardShell = `<!doctype html>
 <html lang="en">
 <head>
@@ -54,7 +59,7 @@ export const dashboardShell = `<!doctype html>
 <link rel="stylesheet" href="/app/assets/app.css">
 </head>
 <body>
-<div id="app" aria-live="polite"><p>Loading…</p><noscript><p>The dashboard needs JavaScript; the API is described at <a href="/openapi">/openapi</a>.</p></noscript></div>
+<div id="app"><p>Loading…</p><noscript><p>The dashboard needs JavaScript; the API is described at <a href="/openapi">/openapi</a>.</p></noscript></div>
 <script type="module" src="/app/assets/app.js"></script>
 </body>
 </html>
