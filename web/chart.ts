@@ -75,9 +75,10 @@ export function countsChart(
   canvas?.setAttribute("role", "img");
   canvas?.setAttribute("aria-label", caption);
   keyboardLegend(plot);
-  // Fit the chart to its container, phones included.
-  const fit = () => plot.setSize({ width: Math.max(280, figure.clientWidth), height: 260 });
-  new ResizeObserver(fit).observe(figure);
+  // Fit the chart to its box, phones included: the box inside the padding, or its right edge is cut off.
+  new ResizeObserver(([entry]) =>
+    plot.setSize({ width: Math.max(280, Math.floor(entry?.contentRect.width ?? 0)), height: 260 }),
+  ).observe(figure);
   figure.append(h("figcaption", { class: "muted" }, caption), figuresTable(starts, series, interval, caption));
   return figure;
 }

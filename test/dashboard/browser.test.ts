@@ -506,6 +506,14 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     await page.close();
   }, 60_000);
 
+  /** Page code (as text): by how many pixels the chart is wider than its box, which cuts off its right edge. */
+  const chartOverflow = `(() => {
+  const figure = document.querySelector("figure.chart");
+  const style = getComputedStyle(figure);
+  const inside = figure.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return Math.max(0, Math.round(figure.querySelector(".uplot").getBoundingClientRect().width - inside));
+})()`;
+
   test("the chart's figures are in a table beside it, and its legend shows and hides a line by keyboard", async () => {
     const { owner, page, errors } = await contentOwnerPage("owner");
     const domain = owner.domain as string;
@@ -540,6 +548,7 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
       ["Hour (UTC)", "content_grounded", "content_retrieved"],
       [hour, "1", "2"],
     ]);
+    expect(await page.evaluate(chartOverflow)).toBe(0);
     // Each line's name in the legend is a button, pressed while the line shows.
     const legend = await page.$$eval(".u-legend [role=button]", (buttons) =>
       buttons.map((button) => [button.textContent, button.getAttribute("aria-pressed")]),
@@ -951,6 +960,8 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
         .concat(document.documentElement.scrollWidth > window.innerWidth ? ["the page scrolls sideways"] : [])
         .slice(0, 5)`);
     expect(await tooWide()).toEqual([]);
+    await page.waitForSelector(".uplot canvas");
+    expect(await page.evaluate(chartOverflow)).toBe(0);
     await shot(page, "dashboard-phone");
     for (const view of ["domains", "keys", "members", "delegations", "webhooks"]) {
       await show(page, `/app?org=${owner.id}&view=${view}`);
