@@ -21,12 +21,14 @@ import { createSession } from "../src/modules/auth/sessions.ts";
 import { findOrCreateUser } from "../src/modules/auth/users.ts";
 import { addMember } from "../src/modules/organizations/service.ts";
 import { startRuntime } from "../src/runtime.ts";
+import { failInOneLine, numberOption } from "./cli.ts";
 import { progressLine } from "./progress.ts";
 
+failInOneLine();
 const { values } = parseArgs({
   options: { events: { type: "string", default: "20000000" }, runs: { type: "string", default: "5" } },
 });
-const runs = Number(values.runs);
+const runs = numberOption(values, "runs", 1);
 const chromium = process.env.CHROMIUM_PATH ?? Bun.which("chromium") ?? Bun.which("chromium-browser");
 if (!process.env.DATABASE_URL || !chromium) {
   console.error("bench:dashboard needs DATABASE_URL (with the bench:reads data set) and Debian's chromium");

@@ -45,11 +45,13 @@ import { storedEventColumns } from "../src/modules/ingest/event-columns.ts";
 import { createApiKey } from "../src/modules/keys/service.ts";
 import { createOrganization } from "../src/modules/organizations/service.ts";
 import { createServerDatabase } from "../test/support/databases.ts";
+import { failInOneLine, numberOption } from "./cli.ts";
 import { emitter, type GeneratedEvent, type ShapeName } from "./event-generator.ts";
 import { csvLine, eventRow } from "./event-rows.ts";
 import { freePort } from "./free-port.ts";
 import { backendCpuBetween, backendCpuMs, cpuMsOf } from "./process-cpu.ts";
 
+failInOneLine();
 const { values: flags } = parseArgs({
   options: {
     duration: { type: "string", default: "10" },
@@ -60,12 +62,12 @@ const { values: flags } = parseArgs({
     "long-session": { type: "string", default: "0" },
   },
 });
-const durationMs = Number(flags.duration) * 1000;
-const concurrency = Number(flags.concurrency);
-const batchSize = Number(flags.batch);
+const durationMs = numberOption(flags, "duration", 1) * 1000;
+const concurrency = numberOption(flags, "concurrency", 1);
+const batchSize = numberOption(flags, "batch", 1);
 const shapes = (flags.shapes as string).split(",") as ShapeName[];
-const historyDays = Number(flags["history-days"]);
-const longSessionEvents = Number(flags["long-session"]);
+const historyDays = numberOption(flags, "history-days", 0);
+const longSessionEvents = numberOption(flags, "long-session", 0);
 
 // ---------------------------------------------------------------------------
 // The database and the service process

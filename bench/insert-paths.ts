@@ -31,16 +31,18 @@ import {
 import { createOrganization } from "../src/modules/organizations/service.ts";
 import { startRuntime } from "../src/runtime.ts";
 import { createServerDatabase } from "../test/support/databases.ts";
+import { failInOneLine, numberOption } from "./cli.ts";
 import { emitter } from "./event-generator.ts";
 import { csvLine, eventRow } from "./event-rows.ts";
 import { backendCpuMs, cpuMsOf } from "./process-cpu.ts";
 import { progressLine } from "./progress.ts";
 
+failInOneLine();
 const { values } = parseArgs({
   options: { rows: { type: "string", default: "1600" }, rounds: { type: "string", default: "12" } },
 });
-const rowCount = Number(values.rows);
-const rounds = Number(values.rounds);
+const rowCount = numberOption(values, "rows", 1);
+const rounds = numberOption(values, "rounds", 1);
 if (!process.env.DATABASE_URL) {
   console.error("bench:insert-paths needs DATABASE_URL (a TimescaleDB server)");
   process.exit(2);

@@ -40,8 +40,10 @@ import {
   referenceTimeseries,
   referenceUrls,
 } from "../test/support/reads-reference.ts";
+import { failInOneLine, numberOption } from "./cli.ts";
 import { progressLine } from "./progress.ts";
 
+failInOneLine();
 const { values } = parseArgs({
   options: {
     events: { type: "string", default: "100000" },
@@ -51,9 +53,9 @@ const { values } = parseArgs({
     "skip-export": { type: "boolean", default: false },
   },
 });
-const totalEvents = Number(values.events);
-const runs = Number(values.runs);
-const rawRuns = Number(values["raw-runs"]);
+const totalEvents = numberOption(values, "events", 1);
+const runs = numberOption(values, "runs", 1);
+const rawRuns = numberOption(values, "raw-runs", 1);
 const dayMs = 86_400_000;
 const minuteMs = 60_000;
 

@@ -27,15 +27,17 @@ import { startPrivateServer, tsdbScriptsAvailable } from "../test/support/privat
 import { cliJson, type ServiceProcess, serviceEnv, startService } from "../test/support/service-process.ts";
 import { batch, validEvents } from "../test/support/telemetry-events.ts";
 import { removeTempDirs } from "../test/support/temp-dirs.ts";
+import { failInOneLine, numberOption } from "./cli.ts";
 
+failInOneLine();
 const { values: flags } = parseArgs({
   options: {
     duration: { type: "string", default: "10" },
     concurrency: { type: "string", default: "16" },
   },
 });
-const durationMs = Number(flags.duration) * 1000;
-const concurrency = Number(flags.concurrency);
+const durationMs = numberOption(flags, "duration", 1) * 1000;
+const concurrency = numberOption(flags, "concurrency", 1);
 
 if (!tsdbScriptsAvailable) {
   console.error("bench:scaling needs ../shared/tsdb (or TSDB_SCRIPTS) to start a TimescaleDB server and a replica");

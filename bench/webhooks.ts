@@ -30,9 +30,11 @@ import { createApiKey } from "../src/modules/keys/service.ts";
 import { createOrganization } from "../src/modules/organizations/service.ts";
 import { createServerDatabase } from "../test/support/databases.ts";
 import { testCertificate } from "../test/support/webhooks.ts";
+import { failInOneLine, numberOption } from "./cli.ts";
 import { freePort } from "./free-port.ts";
 import { progressLine } from "./progress.ts";
 
+failInOneLine();
 const { values: flags } = parseArgs({
   options: {
     deliveries: { type: "string", default: "10000" },
@@ -41,10 +43,10 @@ const { values: flags } = parseArgs({
     concurrency: { type: "string", default: "32" },
   },
 });
-const endpointCount = Number(flags.endpoints);
+const endpointCount = numberOption(flags, "endpoints", 10);
 const perOrg = 10;
-const eventsPerOrg = Math.ceil(Number(flags.deliveries) / endpointCount);
-const hangingCount = Math.round(endpointCount * Number(flags.hanging));
+const eventsPerOrg = Math.ceil(numberOption(flags, "deliveries", 1) / endpointCount);
+const hangingCount = Math.round(endpointCount * numberOption(flags, "hanging", 0, 1));
 if (endpointCount % perOrg !== 0) throw new Error(`--endpoints must be a multiple of ${perOrg}`);
 const totalDeliveries = eventsPerOrg * endpointCount;
 const root = join(import.meta.dir, "..");

@@ -46,3 +46,29 @@ describe("a bench's progress", () => {
     expect(own).toEqual([]);
   });
 });
+
+describe("a bench called wrongly or failing", () => {
+  const benchReads = (args: string[], env: Record<string, string> = {}) =>
+    Bun.spawn(["bun", join(benchDir, "reads.ts"), ...args], {
+      env: { ...process.env, ...env },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+
+  test("a number option that is no number is refused in one line (exit 2), not taken as NaN", async () => {
+    const bench = benchReads(["--events", "abc"]);
+    expect(await bench.exited).toBe(2);
+    expect(await new Response(bench.stdout).text()).toBe("");
+    expect(await new Response(bench.stderr).text()).toBe('error: --events must be a number at least 1, not "abc"\n');
+  }, 60_000);
+
+  test("a database it cannot reach is said in one line (exit 1), not a stack trace", async () => {
+    const bench = benchReads(["--events", "10"], {
+      DATABASE_URL: "postgres://postgres@127.0.0.1:1/none",
+      DATABASE_CONNECT_WAIT_SECONDS: "1",
+    });
+    expect(await bench.exited).toBe(1);
+    expect(await new Response(bench.stdout).text()).toBe("");
+    expect(await new Response(bench.stderr).text()).toMatch(/^error: cannot reach the database at [^\n]+\n$/);
+  }, 60_000);
+});
