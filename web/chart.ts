@@ -1,7 +1,7 @@
 import uPlot from "uplot";
 import { levels } from "../src/modules/reads/plan.ts";
 import type { TimeseriesAnswer } from "./api.ts";
-import { formatCount, h, scrollBox } from "./dom.ts";
+import { formatCount, h, readable, scrollBox } from "./dom.ts";
 import type { Interval, Period } from "./range.ts";
 
 /**
@@ -82,9 +82,6 @@ export function countsChart(
   figure.append(h("figcaption", { class: "muted" }, caption), figuresTable(starts, series, interval, caption));
   return figure;
 }
-
-/** A time as people read it, to the minute: 2026-11-27 23:00. */
-const readable = (time: number) => new Date(time).toISOString().slice(0, 16).replace("T", " ");
 
 /**
  * What the chart draws, as a table a screen reader can read and anyone can copy:

@@ -24,5 +24,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(
 
 export const formatCount = (n: number) => new Intl.NumberFormat("en").format(n);
 
+/** A time (a Date or epoch ms) as people read it, to the minute, in UTC: 2026-11-27 23:00. */
+export const readable = (time: Date | number) => new Date(time).toISOString().slice(0, 16).replace("T", " ");
+
 /** A table in a box of its own that scrolls sideways when the table is wider than the screen, never the page. */
 export const scrollBox = (table: HTMLTableElement): HTMLElement => h("div", { class: "table-box" }, table);

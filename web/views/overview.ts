@@ -1,7 +1,7 @@
 import { isUuid } from "../../src/core/uuid.ts";
 import { ok, query, reads, type SummaryAnswer } from "../api.ts";
 import { eventsChart } from "../chart.ts";
-import { formatCount, h, scrollBox } from "../dom.ts";
+import { formatCount, h, readable, scrollBox } from "../dom.ts";
 import { loaded } from "../feedback.ts";
 import { shownDomain } from "../hosts.ts";
 import { type Period, type PeriodProblem, periodOf, presets, previousOf } from "../range.ts";
@@ -113,9 +113,6 @@ function figures(org: Organisation, period: Period, compare: boolean, current = 
     exportLinks(api, org, period),
   ];
 }
-
-/** A time as people read it, to the minute: 2026-11-27 23:00. */
-const readable = (time: Date) => time.toISOString().slice(0, 16).replace("T", " ");
 
 function rangeControls(period: Period | PeriodProblem, compare: boolean): HTMLElement {
   // The days as asked for, even when they make no period, so that they can be corrected.
