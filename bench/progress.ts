@@ -6,13 +6,25 @@ export interface ProgressStream {
 
 /**
  * A bench's progress while it works, on stderr so that stdout holds the report
- * alone. On a terminal, one line redrawn in place; to a file or a pipe, nothing:
- * there, redrawn lines pile up as one long line of carriage returns.
+ * alone. On a terminal, one line redrawn in place. To a file or a pipe (a CI log,
+ * `nohup`), where redrawn lines would pile up as one long line of carriage
+ * returns, a line of its own at most every `plainEveryMs`: a run read later shows
+ * how it went, and one read while it runs shows it is still going.
  */
-export function progressLine(stream: ProgressStream = process.stderr) {
+export function progressLine(
+  stream: ProgressStream = process.stderr,
+  plainEveryMs = 10_000,
+  now: () => number = () => performance.now(),
+) {
   let width = 0;
+  let plainAt: number | undefined;
   const show = (line: string): void => {
-    if (!stream.isTTY) return;
+    if (!stream.isTTY) {
+      if (plainAt !== undefined && now() - plainAt < plainEveryMs) return;
+      plainAt = now();
+      stream.write(`${line}\n`);
+      return;
+    }
     stream.write(`\r${line.padEnd(width)}`);
     width = line.length;
   };

@@ -25,12 +25,19 @@ describe("a bench's progress", () => {
     ]);
   });
 
-  test("to a file or a pipe, nothing: redrawn lines would pile up there as one line of carriage returns", () => {
+  test("to a file or a pipe, a line of its own now and then, never carriage returns", () => {
     const file = stream(false);
-    const progress = progressLine(file);
-    progress.show("loading: 10 / 20 events");
+    let clock = 0;
+    const progress = progressLine(file, 10_000, () => clock);
+    progress.show("loading: 10 / 40 events");
+    clock = 9_999;
+    progress.show("loading: 20 / 40 events");
+    clock = 10_000;
+    progress.show("loading: 30 / 40 events");
+    clock = 15_000;
+    progress.show("loading: 40 / 40 events");
     progress.clear();
-    expect(file.written).toEqual([]);
+    expect(file.written).toEqual(["loading: 10 / 40 events\n", "loading: 30 / 40 events\n"]);
   });
 
   test("every bench shows its progress through progressLine, never as its own carriage returns or on stdout", async () => {
