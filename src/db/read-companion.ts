@@ -1,4 +1,5 @@
 import type { Sql } from "./sql.ts";
+import { inReadTransaction } from "./statement-timeout.ts";
 import { isDatabaseUnavailable } from "./unavailable.ts";
 
 /** What pg_export_snapshot returns, checked before it is written into SET TRANSACTION SNAPSHOT, which takes no parameters. */
@@ -49,13 +50,13 @@ export class ReadCompanion {
         SELECT pg_export_snapshot() AS id, set_config('max_parallel_workers_per_gather', '0', true)`;
       const id = exported?.id ?? "";
       if (!snapshotId.test(id)) throw new Error(`pg_export_snapshot returned an unexpected id: ${id}`);
-      const beside = this.sql.begin("isolation level repeatable read read only", (companion) => {
+      const beside = inReadTransaction(this.sql, (companion) => {
         // Sent ahead of the work without waiting, as withStatementTimeout does: a
         // failure fails the statements behind it.
         companion.unsafe(`SET TRANSACTION SNAPSHOT '${id}'`).execute();
         companion`SELECT set_config('statement_timeout', ${String(this.timeoutMs)}, true),
                          set_config('max_parallel_workers_per_gather', '0', true)`.execute();
-        return there(companion as unknown as Sql);
+        return there(companion);
       });
       // Both settle before the connection is given up, so the next read never queues behind this one.
       const [mine, theirs] = await Promise.allSettled([here(), beside]);

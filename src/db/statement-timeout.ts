@@ -1,22 +1,35 @@
 import type { Sql } from "./sql.ts";
 
 /**
- * Runs `work` in a read-only transaction whose statements PostgreSQL cancels after
- * `timeoutMs` (SQLSTATE 57014, answered 503 query_timeout), so a slow read gives
- * its connection back instead of holding it while ingest waits. 0: no limit.
+ * Runs `work` in a read-only, repeatable-read transaction. Its mode is the first
+ * statement behind a plain BEGIN rather than BEGIN's options: the patched
+ * `sql.begin` sends a plain BEGIN and goes on without waiting for its answer, but
+ * waits for one with options (patches/README.md), a round trip of its own on
+ * every read. A plain BEGIN fails only with its connection; should SET
+ * TRANSACTION fail, the transaction is aborted and the statements behind it fail
+ * within it, never outside it.
+ */
+export function inReadTransaction<T>(sql: Sql, work: (tx: Sql) => Promise<T>): Promise<T> {
+  return sql.begin((tx) => {
+    tx`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`.execute();
+    // A transaction answers every query a pool does; the reads take the pool type.
+    return work(tx as unknown as Sql);
+  }) as Promise<T>;
+}
+
+/**
+ * Runs `work` in a read transaction (inReadTransaction) whose statements PostgreSQL
+ * cancels after `timeoutMs` (SQLSTATE 57014, answered 503 query_timeout), so a slow
+ * read gives its connection back instead of holding it while ingest waits. 0: no limit.
  * Repeatable read: every statement of one read sees the same snapshot, so figures
  * read in two statements (a page, then its breakdown) add up.
  */
-export async function withStatementTimeout<T>(sql: Sql, timeoutMs: number, work: (sql: Sql) => Promise<T>): Promise<T> {
-  const result = await sql.begin("isolation level repeatable read read only", (tx) => {
+export function withStatementTimeout<T>(sql: Sql, timeoutMs: number, work: (sql: Sql) => Promise<T>): Promise<T> {
+  return inReadTransaction(sql, (tx) => {
     // Sent now, ahead of work's first statement, without waiting for its answer: a
     // transaction's statements run in the order sent, and should it fail, the
-    // statements behind it fail too (postgres.js rethrows its error). BEGIN, which
-    // carries the isolation level, still waits for its answer: the patched
-    // `sql.begin` sends only a plain BEGIN ahead (patches/README.md).
+    // statements behind it fail too (postgres.js rethrows its error).
     tx`SELECT set_config('statement_timeout', ${String(timeoutMs)}, true)`.execute();
-    // A transaction answers every query a pool does; the reads take the pool type.
-    return work(tx as unknown as Sql);
+    return work(tx);
   });
-  return result as T;
 }

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
 import type { Sql } from "../../src/db/sql.ts";
+import { withStatementTimeout } from "../../src/db/statement-timeout.ts";
 import { writeEvents } from "../../src/modules/ingest/event-store.ts";
 import { inWriteTransaction, LastStatement } from "../../src/modules/ingest/write-transaction.ts";
 import { eventRowOf } from "../support/events.ts";
@@ -137,6 +138,29 @@ describe("round trips of a transaction (patches/README.md)", async () => {
       expect((await written)[0]).toEqual({ read_only: "on" });
       expect(sent).toContain("begin read only");
       expect(sent).not.toContain("transaction_read_only");
+    }));
+
+  test("a read's statements go out behind its BEGIN without waiting for its answer, repeatable read, read only and timed", () =>
+    throughRelay(async (sql) => {
+      const read = (marker: string) =>
+        withStatementTimeout(
+          sql,
+          4321,
+          async (tx) => tx`
+            SELECT ${marker}::text AS marker, current_setting('transaction_isolation') AS isolation,
+                   current_setting('transaction_read_only') AS read_only, current_setting('statement_timeout') AS timeout`,
+        );
+      // Each statement with parameters is described before its first use on a connection.
+      await read("preparing");
+      relay.hold();
+      const held = read("held read");
+      const sent = await relay.sentOnceItHas("held read");
+      relay.release();
+      expect([...(await held)]).toEqual([
+        { marker: "held read", isolation: "repeatable read", read_only: "on", timeout: "4321ms" },
+      ]);
+      expect(sent).toContain("begin");
+      expect(sent).toContain("held read");
     }));
 
   test("the first statement runs inside the transaction: a failure after it rolls it back", () =>
