@@ -1,9 +1,14 @@
 import { describe, expect, test } from "bun:test";
+import type { Principal } from "../../src/core/caller.ts";
+import type { Sql } from "../../src/db/sql.ts";
 import { grantDelegation, revokeDelegation } from "../../src/modules/delegations/service.ts";
+import { registerDomain, verifyDomain } from "../../src/modules/domains/service.ts";
+import { resolveOwnerScope } from "../../src/modules/reads/access.ts";
 import { insertEvents } from "../support/events.ts";
 import { createTestOrg, type TestOrg, testChange, uniqueDomain } from "../support/fixtures.ts";
 import { call } from "../support/http.ts";
 import { figuresOf } from "../support/reads-reference.ts";
+import { rejectionOf } from "../support/rejection.ts";
 import { testRuntime } from "../support/runtime.ts";
 
 const ownerPaths = ["summary", "events", "urls", "timeseries", "export"];
@@ -170,6 +175,48 @@ describe("content-owner read access", () => {
 
     await revokeDelegation(ctx.sql, { id: delegation.id, ...testChange() });
     await expectForbidden(platform.key, query, "no_active_delegation");
+  });
+
+  test("a delegated read checks its delegation and reads the grantor's domains in one statement", async () => {
+    const { ctx } = await testRuntime();
+    const owner = await createTestOrg({ domain: `b-${uniqueDomain()}` });
+    const first = `a-${uniqueDomain()}`;
+    await registerDomain(ctx.sql, owner.id, first);
+    await verifyDomain(ctx.sql, owner.id, first, "operator");
+    await registerDomain(ctx.sql, owner.id, uniqueDomain("unverified"));
+    const platform = await createTestOrg({ type: "platform" });
+    const delegation = await grantDelegation(ctx.sql, {
+      grantorOrgId: owner.id,
+      granteeOrgId: platform.id,
+      ...testChange(),
+    });
+    // Every statement the resolution sends (none builds a fragment).
+    let statements = 0;
+    const counted = new Proxy(ctx.sql, {
+      apply(target, self, args) {
+        statements++;
+        return Reflect.apply(target, self, args);
+      },
+    }) as Sql;
+    const principal: Principal = {
+      keyId: "test",
+      orgId: platform.id,
+      orgType: "platform",
+      scopes: new Set(["telemetry:read"]),
+      verifiedDomains: [],
+    };
+    expect(await resolveOwnerScope(counted, principal, { delegated_from: owner.id.toUpperCase() })).toEqual({
+      view: "owner",
+      orgId: owner.id,
+      domains: [first, owner.domain as string],
+    });
+    expect(statements).toBe(1);
+
+    await revokeDelegation(ctx.sql, { id: delegation.id, ...testChange() });
+    statements = 0;
+    const refused = await rejectionOf(resolveOwnerScope(counted, principal, { delegated_from: owner.id }));
+    expect(refused).toMatchObject({ code: "no_active_delegation" });
+    expect(statements).toBe(1);
   });
 
   test("a delegation that does not grant telemetry:read is refused", async () => {

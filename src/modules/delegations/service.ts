@@ -1,5 +1,6 @@
 import { orgTypePhrase } from "../../core/organizations.ts";
 import { problem } from "../../core/problem.ts";
+import type { Scope } from "../../core/scopes.ts";
 import type { Queryable, Sql } from "../../db/sql.ts";
 import { countRows } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
@@ -99,6 +100,27 @@ export async function findActiveDelegation(
     SELECT * FROM delegations
     WHERE grantor_org_id = ${grantorOrgId}::uuid AND grantee_org_id = ${granteeOrgId}::uuid AND revoked_at IS NULL`;
   return row;
+}
+
+/**
+ * The grantor's verified domains while an active delegation from it to the
+ * grantee grants `scope`; undefined otherwise. Both in one statement: every
+ * delegated read checks its delegation afresh and then needs those domains.
+ */
+export async function delegatedDomains(
+  sql: Queryable,
+  grantorOrgId: string,
+  granteeOrgId: string,
+  scope: Scope,
+): Promise<string[] | undefined> {
+  const [row] = await sql<{ domains: string[] }[]>`
+    SELECT coalesce(
+      (SELECT array_agg(d.domain ORDER BY d.domain) FROM domains d WHERE d.org_id = g.grantor_org_id AND d.state = 'verified'),
+      '{}') AS domains
+    FROM delegations g
+    WHERE g.grantor_org_id = ${grantorOrgId}::uuid AND g.grantee_org_id = ${granteeOrgId}::uuid
+      AND g.revoked_at IS NULL AND ${scope} = ANY (g.scopes)`;
+  return row?.domains;
 }
 
 /** Active delegations the organisation granted or holds, oldest first. */

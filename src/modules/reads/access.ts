@@ -2,8 +2,7 @@ import type { Principal } from "../../core/caller.ts";
 import { DomainError, isWithinDomain, normalizeDomain } from "../../core/hosts.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import type { Sql } from "../../db/sql.ts";
-import { findActiveDelegation } from "../delegations/service.ts";
-import { verifiedDomainsOf } from "../domains/service.ts";
+import { delegatedDomains } from "../delegations/service.ts";
 import type { ReadScope } from "./scope.ts";
 
 /**
@@ -26,15 +25,15 @@ export async function resolveOwnerScope(
     if (principal.orgType === "content_owner") {
       throw problem("delegation_not_allowed", "delegated reads are for platform and agent keys");
     }
-    const delegation = await findActiveDelegation(sql, grantorId, principal.orgId);
-    if (!delegation?.scopes.includes("telemetry:read")) {
+    const granted = await delegatedDomains(sql, grantorId, principal.orgId, "telemetry:read");
+    if (!granted) {
       throw problem(
         "no_active_delegation",
         `no active delegation from ${grantorId} to this organisation grants telemetry:read`,
       );
     }
     orgId = grantorId;
-    domains = await verifiedDomainsOf(sql, grantorId);
+    domains = granted;
   } else {
     if (principal.orgType !== "content_owner") {
       throw problem(
