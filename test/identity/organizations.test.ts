@@ -1,6 +1,9 @@
 import { describe, expect, test } from "bun:test";
+import { createApp } from "../../src/app.ts";
 import { createTestOrg, uniqueDomain } from "../support/fixtures.ts";
-import { callIdentity, signIn } from "../support/identity.ts";
+import { callIdentity, identityTestApp, signIn } from "../support/identity.ts";
+import { testRuntime } from "../support/runtime.ts";
+import { turnWatchingClient } from "../support/statement-turns.ts";
 
 const path = "/api/v1/identity/organizations";
 
@@ -110,6 +113,34 @@ describe("POST /organizations", () => {
     expect(page.body.items.map((o: { name: string }) => o.name)).toEqual(["B", "C"]);
     expect((await callIdentity("GET", `${path}?limit=0`, { session: user.session })).status).toBe(400);
     expect((await callIdentity("GET", `${path}?limit=101`, { session: user.session })).status).toBe(400);
+  });
+
+  test("counts the caller's organisations beside the page, not after its answer", async () => {
+    const user = await signIn();
+    await callIdentity("POST", path, {
+      session: user.session,
+      body: { name: "A", org_type: "content_owner", domain: uniqueDomain() },
+    });
+    const { db } = await testRuntime();
+    const { sql, secondInFirstsTurn } = turnWatchingClient(
+      db.url,
+      "FROM organization_members m JOIN organizations o",
+      "SELECT count(*)::int AS n FROM organization_members",
+    );
+    try {
+      const app = createApp({ ...(await identityTestApp()).ctx, sql });
+      const list = () => callIdentity("GET", path, { session: user.session, app });
+      expect((await list()).status).toBe(200);
+      secondInFirstsTurn.length = 0;
+      const page = await list();
+      expect({ total: page.body.total, names: page.body.items.map((o: { name: string }) => o.name) }).toEqual({
+        total: 1,
+        names: ["A"],
+      });
+      expect(secondInFirstsTurn).toEqual([true]);
+    } finally {
+      await sql.end();
+    }
   });
 });
 

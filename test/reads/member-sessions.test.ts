@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import postgres from "postgres";
 import { createApp } from "../../src/app.ts";
 import { insertEvents } from "../support/events.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call, callApp } from "../support/http.ts";
 import { memberOf, signIn } from "../support/identity.ts";
 import { testRuntime } from "../support/runtime.ts";
+import { turnWatchingClient } from "../support/statement-turns.ts";
 
 const bearer = (session: string) => ({ headers: { authorization: `Bearer ${session}` } });
 
@@ -89,32 +89,19 @@ describe("reads with a member's session (the dashboard)", () => {
     const { ctx, db } = await testRuntime();
     const owner = await ownerWithOneEvent();
     const member = await memberOf(owner.id, "member");
-    // Whether the domains went out in the turn of the event loop the membership went out
-    // in: its answer, a later turn, cannot have come yet.
-    let membershipTurnOver = true;
-    const domainsInItsTurn: boolean[] = [];
-    const sql = postgres(db.url, {
-      max: 1,
-      onnotice: () => {},
-      debug: (_connection: number, text: string) => {
-        if (text.includes("FROM organization_members m")) {
-          membershipTurnOver = false;
-          setImmediate(() => {
-            membershipTurnOver = true;
-          });
-        }
-        if (text.includes("FROM domains WHERE org_id")) domainsInItsTurn.push(!membershipTurnOver);
-      },
-    });
+    const { sql, secondInFirstsTurn } = turnWatchingClient(
+      db.url,
+      "FROM organization_members m",
+      "FROM domains WHERE org_id",
+    );
     try {
       const app = createApp({ ...ctx, sql });
       const read = () => callApp(app, "GET", `/content-owners/summary?org_id=${owner.id}`, bearer(member.session));
-      // A connection's first use of a statement waits for its description.
       expect((await read()).status).toBe(200);
-      domainsInItsTurn.length = 0;
+      secondInFirstsTurn.length = 0;
       const summary = await read();
       expect({ status: summary.status, total: summary.body.total_events }).toEqual({ status: 200, total: 1 });
-      expect(domainsInItsTurn).toEqual([true]);
+      expect(secondInFirstsTurn).toEqual([true]);
     } finally {
       await sql.end();
     }

@@ -53,13 +53,17 @@ export async function listUserOrganizations(
   userId: string,
   page: { limit: number; offset: number },
 ): Promise<{ items: MemberOrganization[]; total: number }> {
-  const items = await sql<MemberOrganization[]>`
-    SELECT o.id, o.name, o.org_type, o.created_at, m.role, o.suspended_at
-    FROM organization_members m JOIN organizations o ON o.id = m.org_id
-    WHERE m.user_id = ${userId}::uuid
-    ORDER BY o.created_at, o.id
-    LIMIT ${page.limit} OFFSET ${page.offset}`;
-  return { items, total: await countRows(sql, sql`organization_members WHERE user_id = ${userId}::uuid`) };
+  // Sent together: the dashboard asks for this list on every load.
+  const [items, total] = await Promise.all([
+    sql<MemberOrganization[]>`
+      SELECT o.id, o.name, o.org_type, o.created_at, m.role, o.suspended_at
+      FROM organization_members m JOIN organizations o ON o.id = m.org_id
+      WHERE m.user_id = ${userId}::uuid
+      ORDER BY o.created_at, o.id
+      LIMIT ${page.limit} OFFSET ${page.offset}`,
+    countRows(sql, sql`organization_members WHERE user_id = ${userId}::uuid`),
+  ]);
+  return { items, total };
 }
 
 export type AdminOrganization = Static<typeof AdminOrganizationRecord>;
