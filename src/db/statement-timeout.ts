@@ -22,14 +22,19 @@ export function inReadTransaction<T>(sql: Sql, work: (tx: Sql) => Promise<T>): P
  * cancels after `timeoutMs` (SQLSTATE 57014, answered 503 query_timeout), so a slow
  * read gives its connection back instead of holding it while ingest waits. 0: no limit.
  * Repeatable read: every statement of one read sees the same snapshot, so figures
- * read in two statements (a page, then its breakdown) add up.
+ * read in two statements (a page, then its breakdown) add up. The answer is given
+ * once `work` has it, not a round trip later when COMMIT is answered: a read-only
+ * transaction's COMMIT changes nothing, and the connection goes back to the pool
+ * only once it is answered all the same.
  */
 export function withStatementTimeout<T>(sql: Sql, timeoutMs: number, work: (sql: Sql) => Promise<T>): Promise<T> {
-  return inReadTransaction(sql, (tx) => {
-    // Sent now, ahead of work's first statement, without waiting for its answer: a
-    // transaction's statements run in the order sent, and should it fail, the
-    // statements behind it fail too (postgres.js rethrows its error).
-    tx`SELECT set_config('statement_timeout', ${String(timeoutMs)}, true)`.execute();
-    return work(tx);
+  return new Promise<T>((answer, fail) => {
+    inReadTransaction(sql, async (tx) => {
+      // Sent now, ahead of work's first statement, without waiting for its answer: a
+      // transaction's statements run in the order sent, and should it fail, the
+      // statements behind it fail too (postgres.js rethrows its error).
+      tx`SELECT set_config('statement_timeout', ${String(timeoutMs)}, true)`.execute();
+      answer(await work(tx));
+    }).catch(fail);
   });
 }

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import postgres from "postgres";
 import { connect } from "../../src/db/client.ts";
 import type { Sql } from "../../src/db/sql.ts";
 import { withStatementTimeout } from "../../src/db/statement-timeout.ts";
@@ -150,8 +151,10 @@ describe("round trips of a transaction (patches/README.md)", async () => {
             SELECT ${marker}::text AS marker, current_setting('transaction_isolation') AS isolation,
                    current_setting('transaction_read_only') AS read_only, current_setting('statement_timeout') AS timeout`,
         );
-      // Each statement with parameters is described before its first use on a connection.
+      // Each statement with parameters is described before its first use on a connection;
+      // the statement after it waits for its COMMIT.
       await read("preparing");
+      await sql`SELECT 1`;
       relay.hold();
       const held = read("held read");
       const sent = await relay.sentOnceItHas("held read");
@@ -162,6 +165,34 @@ describe("round trips of a transaction (patches/README.md)", async () => {
       expect(sent).toContain("begin");
       expect(sent).toContain("held read");
     }));
+
+  test("a read is answered once its statements are, without waiting for COMMIT's answer", async () => {
+    const { db } = await testRuntime();
+    let commit: "unsent" | "sent" | "maybe answered" = "unsent";
+    const sql = postgres(db.url, {
+      max: 1,
+      onnotice: () => {},
+      debug: (_connection: number, text: string) => {
+        if (text !== "commit") return;
+        commit = "sent";
+        // Its answer comes in a later turn of the event loop at the earliest.
+        setImmediate(() => {
+          commit = "maybe answered";
+        });
+      },
+    });
+    try {
+      for (const n of [1, 2]) {
+        // The connection's one queue holds this behind the last read's COMMIT.
+        await sql`SELECT 1`;
+        commit = "unsent";
+        const [row] = await withStatementTimeout(sql, 1000, async (tx) => tx<{ n: number }[]>`SELECT ${n}::int AS n`);
+        expect({ row, commit }).toEqual({ row: { n }, commit: expect.stringMatching(/^(unsent|sent)$/) });
+      }
+    } finally {
+      await sql.end();
+    }
+  });
 
   test("the first statement runs inside the transaction: a failure after it rolls it back", () =>
     throughRelay(async (sql) => {
