@@ -413,15 +413,21 @@ describe("delivery", () => {
     state = (await callIdentity("GET", `${path}/${endpoint.id}`, { app, key: endpoint.key })).body;
     expect(state).toMatchObject({ status: "active", failing_since: new Date(t1).toISOString() });
 
-    // A failed attempt just short of 5 days of failures: still active.
+    // Events keep coming, one every 12 hours, and every attempt fails until just short of 5 days: still active.
     const fiveDays = 5 * 24 * 60 * minute;
+    for (let at = t1 + 720 * minute; at < t1 + fiveDays; at += 720 * minute) {
+      clock.set(new Date(at));
+      await emit(org.id, "invite.claimed", { at });
+      await sweeper.sweep();
+    }
     clock.set(new Date(t1 + fiveDays - 1000));
+    await emit(org.id, "invite.claimed", { n: 4 });
     await sweeper.sweep();
     expect((await callIdentity("GET", `${path}/${endpoint.id}`, { app, key: endpoint.key })).body.status).toBe(
       "active",
     );
-    // The next failed attempt (5 minutes later, the schedule's second retry) is past 5 days: disabled.
-    const disabledAt = new Date(t1 + fiveDays - 1000 + 5 * minute);
+    // The next failed attempt (a minute later, the last event's first retry) is past 5 days: disabled.
+    const disabledAt = new Date(t1 + fiveDays - 1000 + minute);
     clock.set(disabledAt);
     await sweeper.sweep();
     state = (await callIdentity("GET", `${path}/${endpoint.id}`, { app, key: endpoint.key })).body;
@@ -431,8 +437,11 @@ describe("delivery", () => {
       disabled_at: disabledAt.toISOString(),
       failing_since: new Date(t1).toISOString(),
     });
-    const statuses = (await deliveriesOf(endpoint)).map((d) => d.status).sort();
-    expect(statuses).toEqual(["delivered", "dropped", "dropped"]);
+    const statuses = (await deliveriesOf(endpoint)).map((d) => d.status);
+    expect(statuses.filter((status) => status === "pending")).toEqual([]);
+    expect(statuses.filter((status) => status === "delivered").length).toBe(1);
+    const dropped = statuses.filter((status) => status === "dropped").length;
+    expect(dropped).toBeGreaterThan(1);
     const disabledList = await callIdentity("GET", `${path}?status=disabled`, { app, key: endpoint.key });
     expect(disabledList.body.items.map((i: any) => i.id)).toEqual([endpoint.id]);
     const audit = await callIdentity("GET", `/api/v1/identity/audit?org_id=${org.id}`, {
@@ -441,13 +450,44 @@ describe("delivery", () => {
     expect(audit.body.items[0]).toMatchObject({
       action: "webhook.disabled",
       actor: { type: "system" },
-      details: { reason: "failing", dropped_deliveries: 2 },
+      details: { reason: "failing", dropped_deliveries: dropped },
     });
     const sent = hooks.received.length;
     clock.advance(24 * 60 * minute);
     await sweeper.sweep();
     expect(hooks.received.length).toBe(sent);
-  });
+  }, 30_000);
+
+  test("days with nothing to send do not count as failing: one failed attempt after them neither disables nor drops", async () => {
+    const hooks = receiver();
+    let healthy = false;
+    hooks.on("/quiet", () => new Response(healthy ? "fine" : "deploying", { status: healthy ? 200 : 503 }));
+    const org = await createTestOrg();
+    const endpoint = await createEndpoint(org, hooks.url("/quiet"), ["invite.claimed"]);
+    const clock = testClock();
+    const sweeper = await testSweeper({ clock: clock.now });
+    const t0 = clock.now().getTime();
+    // A delivery fails all its 8 attempts (38 h 36 min) and is dead-lettered.
+    await emit(org.id, "invite.claimed", { n: 1 });
+    for (const delay of [0, 1, 5, 30, 120, 720, 720, 720]) {
+      clock.advance(delay * minute);
+      await sweeper.sweep();
+    }
+    expect((await deliveriesOf(endpoint)).map((d) => d.status)).toEqual(["dead"]);
+    // The receiver is fixed; nothing happens for days. Then one attempt fails (a deploy), 6 days after t0.
+    clock.set(new Date(t0 + 6 * 24 * 60 * minute));
+    await emit(org.id, "invite.claimed", { n: 2 });
+    await sweeper.sweep();
+    const state = (await callIdentity("GET", `${path}/${endpoint.id}`, { app, key: endpoint.key })).body;
+    expect(state).toMatchObject({ status: "active", failing_since: clock.now().toISOString() });
+    const [latest] = await deliveriesOf(endpoint);
+    expect(latest).toMatchObject({ status: "pending", attempt_count: 1 });
+    // Its retry a minute later is received.
+    healthy = true;
+    clock.advance(minute);
+    await sweeper.sweep();
+    expect((await deliveriesOf(endpoint)).map((d) => d.status)).toEqual(["delivered", "dead"]);
+  }, 30_000);
 
   test("a sweeper that dies between sending and recording: the lease runs out and the delivery is sent again", async () => {
     const { ctx } = await testRuntime();

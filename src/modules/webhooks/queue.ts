@@ -1,6 +1,6 @@
 import type { Queryable, Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
-import { afterAttempt } from "./schedule.ts";
+import { afterAttempt, idleAfterFailureMs } from "./schedule.ts";
 import type { AttemptOutcome } from "./sender.ts";
 
 /**
@@ -200,15 +200,19 @@ export async function recordAttempts(
     )
     UPDATE webhook_endpoints e SET
       last_success_at = coalesce(h.last_success, e.last_success_at),
+      last_failure_at = coalesce(h.last_failure, e.last_failure_at),
       failing_since = CASE WHEN h.last_success IS NOT NULL THEN h.first_failure
+                           WHEN e.last_failure_at < h.first_failure - ${idleAfterFailureMs}::int * interval '1 millisecond'
+                             THEN h.first_failure
                            ELSE coalesce(e.failing_since, h.first_failure) END,
       paused_until = h.paused_until
     FROM unnest(
       ${health.map((h) => h.endpointId)}::uuid[],
       ${health.map((h) => iso(h.lastSuccess))}::timestamptz[],
       ${health.map((h) => iso(h.firstFailure))}::timestamptz[],
+      ${health.map((h) => iso(h.lastFailure))}::timestamptz[],
       ${health.map((h) => iso(h.pausedUntil))}::timestamptz[]
-    ) AS h (id, last_success, first_failure, paused_until)
+    ) AS h (id, last_success, first_failure, last_failure, paused_until)
     WHERE e.id = h.id
     RETURNING e.id, e.status = 'active' AND e.failing_since <= ${options.disableBefore} AS overdue`;
   const overdue = endpoints.filter((row) => row.overdue).map((row) => row.id);
@@ -255,6 +259,8 @@ interface EndpointHealth {
   lastSuccess: Date | null;
   /** The first failed attempt after that (or of the batch, when none succeeded). */
   firstFailure: Date | null;
+  /** The latest failed attempt of the batch. */
+  lastFailure: Date | null;
   /** Set when the endpoint's latest attempt got no answer. */
   pausedUntil: Date | null;
 }
@@ -271,9 +277,10 @@ function endpointHealth(records: readonly AttemptRecord[], pauseMs: number): End
     const lastSuccessIndex = ordered.findLastIndex((r) => r.outcome.succeeded);
     const lastSuccess = lastSuccessIndex >= 0 ? (ordered[lastSuccessIndex] as AttemptRecord).attemptedAt : null;
     const firstFailure = ordered.slice(lastSuccessIndex + 1).find((r) => !r.outcome.succeeded)?.attemptedAt ?? null;
+    const lastFailure = ordered.findLast((r) => !r.outcome.succeeded)?.attemptedAt ?? null;
     const latest = ordered[ordered.length - 1] as AttemptRecord;
     const pausedUntil = latest.outcome.unreachable ? new Date(latest.attemptedAt.getTime() + pauseMs) : null;
-    return { endpointId, lastSuccess, firstFailure, pausedUntil };
+    return { endpointId, lastSuccess, firstFailure, lastFailure, pausedUntil };
   });
 }
 

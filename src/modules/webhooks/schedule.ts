@@ -42,3 +42,11 @@ export function afterAttempt(attemptsBefore: number, succeeded: boolean, at: Dat
  * deliveries wait instead of each spending up to 10 s on a dead host.
  */
 export const endpointPauseMs = minute;
+
+/**
+ * A failing endpoint with anything due is tried at least every
+ * `lastRetryDelayMs`, so a longer spell without attempts had nothing to send: it
+ * does not count towards WEBHOOK_DISABLE_AFTER_DAYS, and the next failure starts
+ * `failing_since` afresh. The hour's margin covers late sweeps.
+ */
+export const idleAfterFailureMs = lastRetryDelayMs + hour;
