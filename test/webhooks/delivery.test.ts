@@ -489,6 +489,39 @@ describe("delivery", () => {
     expect((await deliveriesOf(endpoint)).map((d) => d.status)).toEqual(["delivered", "dead"]);
   }, 30_000);
 
+  test("events for an endpoint disabled for failing are kept as dropped deliveries, sent by redeliver once it is enabled", async () => {
+    const { ctx } = await testRuntime();
+    const hooks = receiver();
+    const org = await createTestOrg();
+    const endpoint = await createEndpoint(org, hooks.url("/back"), ["invite.claimed"]);
+    const deleted = await createEndpoint(org, hooks.url("/gone"), ["invite.claimed"]);
+    await callIdentity("DELETE", `${path}/${deleted.id}`, { app, key: deleted.key });
+    await ctx.sql`
+      UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'failing', disabled_at = now(),
+        failing_since = now() - interval '6 days'
+      WHERE id = ${endpoint.id}::uuid`;
+    const eventId = await emit(org.id, "invite.claimed", { n: 1 });
+    const clock = testClock();
+    const sweeper = await testSweeper({ clock: clock.now });
+    await sweeper.sweep();
+    expect(hooks.received).toEqual([]);
+    const [missed] = await deliveriesOf(endpoint);
+    expect(missed).toMatchObject({ event_id: eventId, status: "dropped", attempt_count: 0, next_attempt_at: null });
+    expect(await deliveriesOf(deleted)).toEqual([]);
+
+    await callIdentity("POST", `${path}/${endpoint.id}/enable`, { app, key: endpoint.key });
+    const again = await callIdentity("POST", `${path}/${endpoint.id}/deliveries/${missed.id}/redeliver`, {
+      app,
+      key: endpoint.key,
+    });
+    expect(again.status).toBe(202);
+    clock.advance(1000);
+    await sweeper.sweep();
+    expect(hooks.received.map((r) => [r.path, r.headers["x-svc-delivery-id"], JSON.parse(r.body).id])).toEqual([
+      ["/back", missed.id, eventId],
+    ]);
+  });
+
   test("a sweeper that dies between sending and recording: the lease runs out and the delivery is sent again", async () => {
     const { ctx } = await testRuntime();
     const hooks = receiver();

@@ -11,9 +11,11 @@ import type { AttemptOutcome } from "./sender.ts";
 
 /**
  * Turns up to `limit` undispatched outbox events into one delivery per subscribed
- * active endpoint of the event's organisation (endpoints that existed when the
- * event was recorded) and marks them dispatched, in one statement. Events are
- * locked with SKIP LOCKED, so two sweepers split the outbox between them.
+ * endpoint of the event's organisation (endpoints that existed when the event was
+ * recorded) and marks them dispatched, in one statement. An endpoint disabled for
+ * failing gets its deliveries dropped, unattempted, so that once enabled its
+ * owner sees what it missed and can redeliver it; a deleted one gets none. Events
+ * are locked with SKIP LOCKED, so two sweepers split the outbox between them.
  */
 export async function dispatchOutbox(
   sql: Queryable,
@@ -30,12 +32,14 @@ export async function dispatchOutbox(
     ), marked AS (
       UPDATE event_outbox o SET dispatched_at = ${now} FROM batch WHERE o.id = batch.id RETURNING o.id
     ), inserted AS (
-      INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, event_created_at, data, next_attempt_at)
-      SELECT e.id, b.id, b.event_type, b.created_at, b.data, ${now}
+      INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, event_created_at, data, status, next_attempt_at)
+      SELECT e.id, b.id, b.event_type, b.created_at, b.data,
+             CASE WHEN e.status = 'active' THEN 'pending' ELSE 'dropped' END,
+             CASE WHEN e.status = 'active' THEN ${now}::timestamptz END
       FROM batch b
       JOIN webhook_endpoints e
-        ON e.org_id = b.org_id AND e.status = 'active' AND b.event_type = ANY (e.event_types)
-       AND e.created_at <= b.created_at
+        ON e.org_id = b.org_id AND (e.status = 'active' OR e.disabled_reason = 'failing')
+       AND b.event_type = ANY (e.event_types) AND e.created_at <= b.created_at
       ON CONFLICT (endpoint_id, event_id) DO NOTHING
       RETURNING 1
     )
