@@ -522,6 +522,34 @@ describe("delivery", () => {
     ]);
   });
 
+  test("an attempt that hangs holds back neither new events nor deliveries that become due meanwhile", async () => {
+    const hooks = receiver();
+    const gate = Promise.withResolvers<void>();
+    hooks.on("/stuck", async () => {
+      await gate.promise;
+      return new Response("late");
+    });
+    const org = await createTestOrg();
+    const stuck = await createEndpoint(org, hooks.url("/stuck"), ["invite.claimed"]);
+    const live = await createEndpoint(org, hooks.url("/live"), ["delegation.created"]);
+    await callIdentity("POST", `${path}/${stuck.id}/ping`, { app, key: stuck.key });
+    const sweeper = await testSweeper({ clock: () => new Date(Date.now() + 1000) });
+    const sweeping = sweeper.sweep();
+    while (hooks.received.length < 1) await Bun.sleep(10);
+    // The scheduler starts no sweep while this one runs; this one must find them.
+    await emit(org.id, "delegation.created", { n: 1 });
+    await callIdentity("POST", `${path}/${live.id}/ping`, { app, key: live.key });
+    for (const deadline = Date.now() + 5000; hooks.received.length < 3 && Date.now() < deadline; ) await Bun.sleep(20);
+    const got = hooks.received.map((r) => [r.path, r.headers["x-svc-event-type"]]);
+    gate.resolve();
+    await sweeping;
+    expect(got.sort()).toEqual([
+      ["/live", "delegation.created"],
+      ["/live", "ping"],
+      ["/stuck", "ping"],
+    ]);
+  }, 30_000);
+
   test("a sweeper that dies between sending and recording: the lease runs out and the delivery is sent again", async () => {
     const { ctx } = await testRuntime();
     const hooks = receiver();

@@ -26,6 +26,12 @@ export interface SweeperOptions {
   maxSweepMs?: number;
   /** Finished attempts recorded per statement batch, at most. */
   recordBatch?: number;
+  /**
+   * While attempts are in flight, how often a sweep looks again for new outbox
+   * events and newly due deliveries: the scheduler starts no sweep while one
+   * runs, and one attempt may take the whole 10 s window.
+   */
+  pollMs?: number;
 }
 
 export interface SweepReport {
@@ -72,6 +78,7 @@ export class WebhookSweeper {
       leaseMs: options.leaseMs ?? 120_000,
       maxSweepMs: options.maxSweepMs ?? 300_000,
       recordBatch: options.recordBatch ?? 200,
+      pollMs: options.pollMs ?? 1000,
     };
   }
 
@@ -91,18 +98,18 @@ export class WebhookSweeper {
   }
 
   async #sweep(): Promise<SweepReport> {
-    const { sql, log, clock, concurrency } = this.#options;
+    const { log, concurrency } = this.#options;
     const report = emptyReport();
     const started = performance.now();
     if (!this.#checkedKeys) await this.#checkKeys();
-    for (;;) {
-      const { events, deliveries } = await dispatchOutbox(sql, clock(), outboxBatch);
-      report.events_dispatched += events;
-      report.deliveries_created += deliveries;
-      if (events < outboxBatch) break;
-    }
+    await this.#dispatch(report);
+    let dispatchedAt = performance.now();
     try {
       while (!this.#stopping && performance.now() - started < this.#options.maxSweepMs) {
+        if (performance.now() - dispatchedAt >= this.#options.pollMs) {
+          await this.#dispatch(report);
+          dispatchedAt = performance.now();
+        }
         await this.#record(report);
         const free = concurrency - this.#inFlight.size;
         const claimed = free > 0 ? await this.#claim(free) : [];
@@ -128,13 +135,25 @@ export class WebhookSweeper {
     return report;
   }
 
+  /** Turns new outbox events into deliveries. */
+  async #dispatch(report: SweepReport): Promise<void> {
+    const { sql, clock } = this.#options;
+    for (;;) {
+      const { events, deliveries } = await dispatchOutbox(sql, clock(), outboxBatch);
+      report.events_dispatched += events;
+      report.deliveries_created += deliveries;
+      if (events < outboxBatch) return;
+    }
+  }
+
   /**
-   * Waits until an attempt in flight ends, then briefly (at most `gatherMs`) for a
-   * quarter of the slots to be free: attempts are then recorded, and slots filled,
-   * a batch at a time rather than one statement per delivery.
+   * Waits until an attempt in flight ends (or `pollMs`, to look for new work),
+   * then briefly (at most `gatherMs`) for a quarter of the slots to be free:
+   * attempts are then recorded, and slots filled, a batch at a time rather than
+   * one statement per delivery.
    */
   async #slotsFreed(): Promise<void> {
-    await Promise.race(this.#inFlight);
+    await Promise.race([...this.#inFlight, Bun.sleep(this.#options.pollMs)]);
     const { concurrency } = this.#options;
     const wanted = Math.max(1, Math.floor(concurrency / 4));
     const deadline = performance.now() + gatherMs;
