@@ -122,7 +122,7 @@ describe("POST /organizations", () => {
       body: { name: "A", org_type: "content_owner", domain: uniqueDomain() },
     });
     const { db } = await testRuntime();
-    const { sql, secondInFirstsTurn } = turnWatchingClient(
+    const { sql, secondInFirstsTurn, forget } = turnWatchingClient(
       db.url,
       "FROM organization_members m JOIN organizations o",
       "SELECT count(*)::int AS n FROM organization_members",
@@ -131,13 +131,13 @@ describe("POST /organizations", () => {
       const app = createApp({ ...(await identityTestApp()).ctx, sql });
       const list = () => callIdentity("GET", path, { session: user.session, app });
       expect((await list()).status).toBe(200);
-      secondInFirstsTurn.length = 0;
+      forget();
       const page = await list();
       expect({ total: page.body.total, names: page.body.items.map((o: { name: string }) => o.name) }).toEqual({
         total: 1,
         names: ["A"],
       });
-      expect(secondInFirstsTurn).toEqual([true]);
+      expect(secondInFirstsTurn()).toEqual([true]);
     } finally {
       await sql.end();
     }
