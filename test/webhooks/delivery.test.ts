@@ -315,7 +315,9 @@ describe("delivery", () => {
     const failing = (await testSweeper({ clock: clock.now, concurrency: 1 })).sweep();
     while (hooks.received.length < 2) await Bun.sleep(10);
     // The second attempt fails on an endpoint failing for 6 days: the sweep disables it.
-    await ctx.sql`UPDATE webhook_endpoints SET failing_since = now() - interval '6 days' WHERE id = ${endpoint.id}::uuid`;
+    await ctx.sql`
+      UPDATE webhook_endpoints SET failing_since = now() - interval '6 days', last_failure_at = now()
+      WHERE id = ${endpoint.id}::uuid`;
     gates[1]?.resolve();
     expect((await failing).endpoints_disabled).toBe(1);
     const enabled = await callIdentity("POST", `${path}/${endpoint.id}/enable`, { app, key: endpoint.key });
@@ -488,6 +490,26 @@ describe("delivery", () => {
     await sweeper.sweep();
     expect((await deliveriesOf(endpoint)).map((d) => d.status)).toEqual(["delivered", "dead"]);
   }, 30_000);
+
+  test("an endpoint failing before sql/081 whose attempts have all been purged is not disabled by its next failure", async () => {
+    const { ctx } = await testRuntime();
+    const hooks = receiver();
+    hooks.on("/upgraded", () => new Response("deploying", { status: 503 }));
+    const org = await createTestOrg();
+    const endpoint = await createEndpoint(org, hooks.url("/upgraded"), ["invite.claimed"]);
+    const clock = testClock();
+    // As sql/081 leaves it: failing 40 days ago, its deliveries purged since, so no last failure to carry over.
+    await ctx.sql`
+      UPDATE webhook_endpoints SET failing_since = ${new Date(clock.now().getTime() - 40 * 24 * 60 * minute)},
+        last_failure_at = NULL
+      WHERE id = ${endpoint.id}::uuid`;
+    await emit(org.id, "invite.claimed", { n: 1 });
+    const sweeper = await testSweeper({ clock: clock.now });
+    await sweeper.sweep();
+    const state = (await callIdentity("GET", `${path}/${endpoint.id}`, { app, key: endpoint.key })).body;
+    expect(state).toMatchObject({ status: "active", failing_since: clock.now().toISOString() });
+    expect((await deliveriesOf(endpoint)).map((d) => [d.status, d.attempt_count])).toEqual([["pending", 1]]);
+  });
 
   test("events for an endpoint disabled for failing are kept as dropped deliveries, sent by redeliver once it is enabled", async () => {
     const { ctx } = await testRuntime();

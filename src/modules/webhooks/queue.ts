@@ -205,8 +205,10 @@ export async function recordAttempts(
     UPDATE webhook_endpoints e SET
       last_success_at = coalesce(h.last_success, e.last_success_at),
       last_failure_at = coalesce(h.last_failure, e.last_failure_at),
+      -- An endpoint failing since before sql/081, its attempts purged since, has no
+      -- last failure; it failed last no earlier than failing_since.
       failing_since = CASE WHEN h.last_success IS NOT NULL THEN h.first_failure
-                           WHEN e.last_failure_at < h.first_failure - ${idleAfterFailureMs}::int * interval '1 millisecond'
+                           WHEN coalesce(e.last_failure_at, e.failing_since) < h.first_failure - ${idleAfterFailureMs}::int * interval '1 millisecond'
                              THEN h.first_failure
                            ELSE coalesce(e.failing_since, h.first_failure) END,
       paused_until = h.paused_until
