@@ -60,7 +60,10 @@ export const WebhookRecord = t.Object({
   created_at: t.Date(),
   last_success_at: t.Nullable(t.Date({ description: "the latest attempt that got a 2xx" })),
   failing_since: t.Nullable(
-    t.Date({ description: "the first failed attempt since the last success; null when healthy" }),
+    t.Date({
+      description:
+        "the first failed attempt since the last success or the last 13 hours without an attempt; null when healthy",
+    }),
   ),
   paused_until: t.Nullable(
     t.Date({ description: "deliveries wait until then after an attempt got no answer (timeout, refused, DNS, TLS)" }),
