@@ -14,7 +14,7 @@
  * fraction of them (`--hanging`) never answer, so each of their attempts runs
  * into the 10 s window. The backlog is recorded as outbox events in one
  * statement (events × subscribed endpoints = deliveries), and the clock starts.
- * Progress is shown every second on a terminal (stderr). The drain ends when every delivery to an
+ * Progress is shown on stderr: every second on a terminal, every 10 s into a file. The drain ends when every delivery to an
  * answering endpoint has been delivered; then the bench waits for the hanging
  * endpoints' attempts to be recorded and checks the books: nothing received
  * twice, every delivered id received, every delivery accounted for.
