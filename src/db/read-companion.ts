@@ -51,10 +51,11 @@ export class ReadCompanion {
       const id = exported?.id ?? "";
       if (!snapshotId.test(id)) throw new Error(`pg_export_snapshot returned an unexpected id: ${id}`);
       const beside = inReadTransaction(this.sql, (companion) => {
-        // Sent ahead of the work without waiting, as withStatementTimeout does: a
-        // failure fails the statements behind it.
+        // Sent ahead of the work without waiting, as withStatementTimeout does (with
+        // its plans for each statement's own values): a failure fails the statements behind it.
         companion.unsafe(`SET TRANSACTION SNAPSHOT '${id}'`).execute();
         companion`SELECT set_config('statement_timeout', ${String(this.timeoutMs)}, true),
+                         set_config('plan_cache_mode', 'force_custom_plan', true),
                          set_config('max_parallel_workers_per_gather', '0', true)`.execute();
         return there(companion);
       });

@@ -26,6 +26,14 @@ export function inReadTransaction<T>(sql: Sql, work: (tx: Sql) => Promise<T>): P
  * once `work` has it, not a round trip later when COMMIT is answered: a read-only
  * transaction's COMMIT changes nothing, and the connection goes back to the pool
  * only once it is answered all the same.
+ *
+ * Each statement is planned for its own values (plan_cache_mode). A read's
+ * statements take their time range as parameters, and left to itself PostgreSQL
+ * may keep one generic plan for a prepared statement after five runs: a plan over
+ * every chunk of the hypertables it reads, which the values would have left out
+ * at planning, all of them locked and set up again on every run. On the embedded
+ * engine such a plan of an events page's statements took 300 ms to make and
+ * tens of milliseconds a run (test/reads/events-page.test.ts).
  */
 export function withStatementTimeout<T>(sql: Sql, timeoutMs: number, work: (sql: Sql) => Promise<T>): Promise<T> {
   return new Promise<T>((answer, fail) => {
@@ -33,7 +41,8 @@ export function withStatementTimeout<T>(sql: Sql, timeoutMs: number, work: (sql:
       // Sent now, ahead of work's first statement, without waiting for its answer: a
       // transaction's statements run in the order sent, and should it fail, the
       // statements behind it fail too (postgres.js rethrows its error).
-      tx`SELECT set_config('statement_timeout', ${String(timeoutMs)}, true)`.execute();
+      tx`SELECT set_config('statement_timeout', ${String(timeoutMs)}, true),
+                set_config('plan_cache_mode', 'force_custom_plan', true)`.execute();
       answer(await work(tx));
     }).catch(fail);
   });
