@@ -55,6 +55,32 @@ describe("events pages", () => {
     }
   });
 
+  // The page's oldest time is looked for in windows growing back from the range's
+  // end (events.ts): a page found in the newest day plans, and so locks until the
+  // read ends, none of the chunks of the months before it; one deeper in the range
+  // steps back through the windows and still equals the raw order.
+  test("a page over months reads only the chunks of the windows it needs, and equals the raw order", async () => {
+    const { sql, ownerScope, reporterScope, range, olderChunksLocked } = await monthsOfEvents();
+    expect(await olderChunksLocked((tx) => listEvents(tx, ownerScope, range, {}, 25, 0))).toEqual([]);
+    for (const scope of [ownerScope, reporterScope]) {
+      for (const [limit, offset] of [
+        [25, 0],
+        [25, 30],
+        [100, 0],
+        [10, 95],
+        [20, 100],
+      ] as const) {
+        const page = await listEvents(sql, scope, range, {}, limit, offset);
+        expect({ view: scope.view, limit, offset, page }).toEqual({
+          view: scope.view,
+          limit,
+          offset,
+          page: await referenceEvents(sql, scope, range, limit, offset),
+        });
+      }
+    }
+  }, 60_000);
+
   // A read's statements take their times as parameters. Left to itself, PostgreSQL
   // may keep one generic plan for a prepared statement after five runs: a plan over
   // every chunk, all of them locked and set up on every run (statement-timeout.ts).

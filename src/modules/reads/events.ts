@@ -73,6 +73,18 @@ const withSessionNames = (sql: Sql, scope: ReadScope, page: Fragment, order: Fra
       ORDER BY ${order}`;
 
 /**
+ * Ingest refuses events more than minutes ahead, so time windows that step
+ * through a range need not start later than this lead over the clock: an
+ * export's stop growing there (one last window reaches the range's end, an open
+ * range ending in 9999, which costs one cheap query), and an events page's first
+ * window reaches back from there.
+ */
+const aheadOfNowMs = 3_600_000;
+/** An events page's first window; each next, older one is four times as long. */
+const firstEdgeWindowMs = 86_400_000;
+const edgeWindowGrowth = 4;
+
+/**
  * Events newest first. `total` comes from the rollups, or, filtered by signature
  * status (which rollups do not keep), from counting the raw rows; the page from raw rows.
  */
@@ -95,22 +107,42 @@ export async function listEvents(
   // time as a value that leaves out every older chunk. Ordered by event id and
   // reporter too in one statement, a range longer than a chunk had the newest
   // chunk sorted whole (a year of 20 million events: 290 ms, README "Reads").
-  // Sent with the total, which it does not depend on.
-  const [counted, [edge]] = await Promise.all([
-    totalRows,
-    sql<{ from: string | null }[]>`
-      SELECT min(event_time)::text AS from FROM (
-        SELECT event_time FROM events WHERE ${inRange} ${filterOf(sql, filter)}
-        ORDER BY event_time DESC LIMIT ${offset + limit}) newest`,
-  ]);
+  // That time is looked for in windows of time growing back from the range's end,
+  // each statement planned over the chunks of its window only: planned over a
+  // year's chunks at once, it took 50 ms or more to plan on the embedded engine
+  // for a page found in the newest day. The first window is sent with the total,
+  // which says when no older window can hold more of the scope's events.
+  const wanted = offset + limit;
+  const sinceMs = range.since.getTime();
+  let upperMs = endOf(range).getTime();
+  let windowMs = firstEdgeWindowMs;
+  let lowerMs = Math.max(sinceMs, Math.min(upperMs, Date.now() + aheadOfNowMs) - windowMs);
+  const newestIn = (n: number) =>
+    sql<{ n: number; from: string | null }[]>`
+      SELECT count(*)::int AS n, min(event_time)::text AS from FROM (
+        SELECT event_time FROM events
+        WHERE ${inRange} AND event_time >= ${new Date(lowerMs)} AND event_time < ${new Date(upperMs)}
+          ${filterOf(sql, filter)}
+        ORDER BY event_time DESC LIMIT ${n}) newest`;
+  const [counted, [first]] = await Promise.all([totalRows, newestIn(wanted)]);
   const total = counted.reduce((sum, row) => sum + count(row.n), 0);
-  const rows = edge?.from
+  let found = first?.n ?? 0;
+  let edge = first?.from ?? null;
+  while (found < Math.min(wanted, total) && lowerMs > sinceMs) {
+    upperMs = lowerMs;
+    windowMs *= edgeWindowGrowth;
+    lowerMs = Math.max(sinceMs, upperMs - windowMs);
+    const [older] = await newestIn(wanted - found);
+    found += older?.n ?? 0;
+    edge = older?.from ?? edge;
+  }
+  const rows = edge
     ? await sql<(EventRow & { session_name: string | null })[]>`${withSessionNames(
         sql,
         scope,
         sql`
           SELECT ${eventColumns(sql)} FROM events
-          WHERE ${inRange} AND event_time >= ${edge.from}::timestamptz ${filterOf(sql, filter)}
+          WHERE ${inRange} AND event_time >= ${edge}::timestamptz ${filterOf(sql, filter)}
           ORDER BY event_time DESC, event_id DESC, org_id DESC
           LIMIT ${limit} OFFSET ${offset}`,
         sql`page.event_timestamp DESC, page.event_id DESC, page.platform_id DESC`,
@@ -127,12 +159,6 @@ interface ExportPosition {
 }
 
 const firstWindowMs = 3_600_000;
-/**
- * Ingest refuses events more than minutes ahead, so past this lead over the clock
- * the windows stop growing step by step: one last window reaches the range's end
- * (an open range ends in 9999), which costs one cheap query.
- */
-const aheadOfNowMs = 3_600_000;
 
 /**
  * Every event of the range, oldest first, in pages. Each page is its own short
