@@ -30,7 +30,7 @@ import { createApiKey } from "../src/modules/keys/service.ts";
 import { createOrganization } from "../src/modules/organizations/service.ts";
 import { createServerDatabase } from "../test/support/databases.ts";
 import { testCertificate } from "../test/support/webhooks.ts";
-import { failInOneLine, numberOption } from "./cli.ts";
+import { failInOneLine, numberOption, refuseOption } from "./cli.ts";
 import { freePort } from "./free-port.ts";
 import { progressLine } from "./progress.ts";
 
@@ -46,8 +46,8 @@ const { values: flags } = parseArgs({
 const endpointCount = numberOption(flags, "endpoints", 10);
 const perOrg = 10;
 const eventsPerOrg = Math.ceil(numberOption(flags, "deliveries", 1) / endpointCount);
-const hangingCount = Math.round(endpointCount * numberOption(flags, "hanging", 0, 1));
-if (endpointCount % perOrg !== 0) throw new Error(`--endpoints must be a multiple of ${perOrg}`);
+const hangingCount = Math.round(endpointCount * numberOption(flags, "hanging", 0, 1, true));
+if (endpointCount % perOrg !== 0) refuseOption(`--endpoints must be a multiple of ${perOrg}, not ${endpointCount}`);
 const totalDeliveries = eventsPerOrg * endpointCount;
 const root = join(import.meta.dir, "..");
 

@@ -55,18 +55,29 @@ describe("a bench's progress", () => {
 });
 
 describe("a bench called wrongly or failing", () => {
-  const benchReads = (args: string[], env: Record<string, string> = {}) =>
-    Bun.spawn(["bun", join(benchDir, "reads.ts"), ...args], {
+  const benchNamed = (name: string, args: string[], env: Record<string, string> = {}) =>
+    Bun.spawn(["bun", join(benchDir, name), ...args], {
       env: { ...process.env, ...env },
       stdout: "pipe",
       stderr: "pipe",
     });
+  const benchReads = (args: string[], env: Record<string, string> = {}) => benchNamed("reads.ts", args, env);
 
-  test("a number option that is no number is refused in one line (exit 2), not taken as NaN", async () => {
-    const bench = benchReads(["--events", "abc"]);
+  test("a count that is no whole number is refused in one line (exit 2), not taken as NaN or a fraction", async () => {
+    for (const given of ["abc", "1.5", "0x10", ""]) {
+      const bench = benchReads(["--events", given]);
+      expect(await bench.exited).toBe(2);
+      expect(await new Response(bench.stdout).text()).toBe("");
+      expect(await new Response(bench.stderr).text()).toBe(
+        `error: --events must be a whole number at least 1, not ${JSON.stringify(given)}\n`,
+      );
+    }
+  }, 60_000);
+
+  test("bench:webhooks refuses endpoints it cannot split into organisations, as bad input (exit 2)", async () => {
+    const bench = benchNamed("webhooks.ts", ["--endpoints", "15"]);
     expect(await bench.exited).toBe(2);
-    expect(await new Response(bench.stdout).text()).toBe("");
-    expect(await new Response(bench.stderr).text()).toBe('error: --events must be a number at least 1, not "abc"\n');
+    expect(await new Response(bench.stderr).text()).toBe("error: --endpoints must be a multiple of 10, not 15\n");
   }, 60_000);
 
   test("a database it cannot reach is said in one line (exit 1), not a stack trace", async () => {
