@@ -187,6 +187,19 @@ function frame(
   return h(
     "div",
     {},
+    // The first Tab stop: past the header's organisation menu, sections and sign-out.
+    h(
+      "a",
+      {
+        class: "skip",
+        href: "#main",
+        onclick: (e: Event) => {
+          e.preventDefault();
+          document.getElementById("main")?.focus();
+        },
+      },
+      "Skip to the view",
+    ),
     h(
       "header",
       {},
@@ -250,7 +263,7 @@ function frame(
         navigate({ org: undefined, view: undefined, as: undefined });
       }),
     ),
-    h("main", {}, h("h1", {}, title), content),
+    h("main", { id: "main", tabindex: "-1" }, h("h1", {}, title), content),
   );
 }
 

@@ -491,6 +491,24 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     await page.close();
   }, 60_000);
 
+  test("the first Tab reaches a link past the header, and Enter on it puts the keyboard in the view", async () => {
+    const { owner, page } = await contentOwnerPage("owner");
+    await show(page, `/app?org=${owner.id}&view=members`);
+    await page.keyboard.press("Tab");
+    const skip = await page.evaluate(`(() => {
+      const link = document.activeElement;
+      const box = link.getBoundingClientRect();
+      return { text: link.textContent, visible: box.top >= 0 && box.bottom <= innerHeight && box.width > 0 };
+    })()`);
+    expect(skip).toEqual({ text: "Skip to the view", visible: true });
+    await page.keyboard.press("Enter");
+    expect(await page.evaluate("document.activeElement.tagName")).toBe("MAIN");
+    // The next Tab goes on inside the view, not back to the header's controls.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(`!!document.activeElement.closest("main")`)).toBe(true);
+    await page.close();
+  }, 60_000);
+
   test("a redraw is not read out whole: live regions hold news (errors, a key or link just made), never the view", async () => {
     const { owner, page } = await contentOwnerPage("owner");
     for (const view of ["overview", "members", "keys", "webhooks"]) {
