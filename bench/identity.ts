@@ -1,8 +1,10 @@
 /**
  * Latency of the identity control plane's hot paths through the real app and an
  * in-memory embedded database: session authentication, key-authenticated reads
- * and the public /resolve. Run: `bun bench/identity.ts [requests-per-case]`.
+ * and the public /resolve. Run: `bun bench/identity.ts [requests-per-case]` (or
+ * `--requests N`).
  */
+import { parseArgs } from "node:util";
 import { createApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { rateLimitsOff } from "../src/http/rate-limit.ts";
@@ -11,8 +13,14 @@ import { registerDomain, verifyDomain } from "../src/modules/domains/service.ts"
 import { createApiKey } from "../src/modules/keys/service.ts";
 import { addMember, createOrganization } from "../src/modules/organizations/service.ts";
 import { startRuntime } from "../src/runtime.ts";
+import { numberOption } from "./cli.ts";
 
-const requests = Number(process.argv[2] ?? 300);
+const { values, positionals } = parseArgs({
+  options: { requests: { type: "string", default: "300" } },
+  allowPositionals: true,
+});
+// `bench:identity 50` as documented, or `--requests 50`.
+const requests = numberOption({ requests: positionals[0] ?? values.requests }, "requests", 1);
 // Raw links in the outbox: the bench signs in with the one it asks for.
 const config = loadConfig({ ...rateLimitsOff, LOG_LEVEL: "error", MAIL_OUTBOX_RAW_LINKS: "true" });
 const { ctx, db } = await startRuntime(config, createLogger("error"), { inMemory: true });

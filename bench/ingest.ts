@@ -90,7 +90,8 @@ const service = Bun.spawn([process.execPath, "src/main.ts"], {
     RATE_LIMIT_INGEST_PER_SECOND: "0",
     RATE_LIMIT_READ_PER_SECOND: "0",
   },
-  stdout: "inherit",
+  // The service's log lines on stderr (fd 2): stdout is the report alone.
+  stdout: 2,
   stderr: "inherit",
 });
 for (let waited = 0; ; waited += 100) {

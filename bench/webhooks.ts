@@ -121,7 +121,8 @@ const service = Bun.spawn([process.execPath, "src/main.ts"], {
     WEBHOOK_SWEEP_CRON: "* * * * * *",
     WEBHOOK_CONCURRENCY: flags.concurrency,
   },
-  stdout: "inherit",
+  // The service's log lines on stderr (fd 2): stdout is the report alone.
+  stdout: 2,
   stderr: "inherit",
 });
 children.push(service);

@@ -74,6 +74,14 @@ describe("a bench called wrongly or failing", () => {
     }
   }, 60_000);
 
+  test("bench:identity's count of requests, given as its one argument, is checked the same way", async () => {
+    const bench = benchNamed("identity.ts", ["1.5"]);
+    expect(await bench.exited).toBe(2);
+    expect(await new Response(bench.stderr).text()).toBe(
+      'error: --requests must be a whole number at least 1, not "1.5"\n',
+    );
+  }, 60_000);
+
   test("bench:webhooks refuses endpoints it cannot split into organisations, as bad input (exit 2)", async () => {
     const bench = benchNamed("webhooks.ts", ["--endpoints", "15"]);
     expect(await bench.exited).toBe(2);
