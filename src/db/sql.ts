@@ -11,9 +11,22 @@ export type DatabaseKind = "embedded" | "server";
 export type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
 /** How many rows `from` (what follows FROM: tables, joins, WHERE) holds: a paged list's total. */
-export async function countRows(sql: Queryable, from: Fragment): Promise<number> {
+async function countRows(sql: Queryable, from: Fragment): Promise<number> {
   const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM ${from}`;
   return row?.n ?? 0;
+}
+
+/**
+ * A paged list: its page, and how many rows `from` holds in all (countRows), sent
+ * together, since the count needs nothing of the page's answer.
+ */
+export async function pageWithTotal<T>(
+  sql: Queryable,
+  page: Promise<T[]>,
+  from: Fragment,
+): Promise<{ items: T[]; total: number }> {
+  const [items, total] = await Promise.all([page, countRows(sql, from)]);
+  return { items, total };
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Static } from "elysia";
 import type { AuditActor } from "../../core/caller.ts";
 import { normalizeEmail } from "../../core/email.ts";
 import { problem } from "../../core/problem.ts";
-import { countRows, type Queryable, type Sql } from "../../db/sql.ts";
+import { pageWithTotal, type Queryable, type Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { addMember, createOrganization, recordOrganizationCreated } from "../organizations/service.ts";
 import type {
@@ -54,9 +54,12 @@ export async function listAccessRequests(
     ${filter.userId === undefined ? sql`` : sql`AND user_id = ${filter.userId}::uuid`}
     ${filter.orgType === undefined ? sql`` : sql`AND org_type = ${filter.orgType}`}
     ${filter.status === undefined ? sql`` : sql`AND status = ${filter.status}`}`;
-  const items = await sql<AccessRequest[]>`
-    SELECT * FROM access_requests ${where} ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`;
-  return { items, total: await countRows(sql, sql`access_requests ${where}`) };
+  return pageWithTotal(
+    sql,
+    sql<AccessRequest[]>`
+    SELECT * FROM access_requests ${where} ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`,
+    sql`access_requests ${where}`,
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { AuditActor } from "../../core/caller.ts";
-import { countRows, type Queryable } from "../../db/sql.ts";
+import { pageWithTotal, type Queryable } from "../../db/sql.ts";
 
 export interface AuditEntry {
   actor: AuditActor;
@@ -33,26 +33,30 @@ export async function listAudit(
   orgId: string,
   page: { limit: number; offset: number },
 ): Promise<{ items: AuditEvent[]; total: number }> {
-  const rows = await sql<
-    {
-      id: string;
-      occurred_at: Date;
-      org_id: string;
-      actor_type: AuditActor["type"];
-      actor_id: string | null;
-      actor_label: string | null;
-      action: string;
-      target_type: string;
-      target_id: string | null;
-      details: Record<string, unknown>;
-    }[]
-  >`
+  const { items: rows, total } = await pageWithTotal(
+    sql,
+    sql<
+      {
+        id: string;
+        occurred_at: Date;
+        org_id: string;
+        actor_type: AuditActor["type"];
+        actor_id: string | null;
+        actor_label: string | null;
+        action: string;
+        target_type: string;
+        target_id: string | null;
+        details: Record<string, unknown>;
+      }[]
+    >`
     SELECT * FROM audit_events
     WHERE org_id = ${orgId}::uuid
     ORDER BY occurred_at DESC, id
-    LIMIT ${page.limit} OFFSET ${page.offset}`;
+    LIMIT ${page.limit} OFFSET ${page.offset}`,
+    sql`audit_events WHERE org_id = ${orgId}::uuid`,
+  );
   return {
-    total: await countRows(sql, sql`audit_events WHERE org_id = ${orgId}::uuid`),
+    total,
     items: rows.map((row) => ({
       id: row.id,
       occurred_at: row.occurred_at,

@@ -1,4 +1,4 @@
-import { countRows, type Sql } from "../../db/sql.ts";
+import { pageWithTotal, type Sql } from "../../db/sql.ts";
 
 /** Whose lookup it was: the token's issuer, the key that resolved it, or an owner whose content it showed. */
 export type LookupRole = "issuer" | "resolver" | "owner";
@@ -32,9 +32,12 @@ export async function listLookups(
   orgId: string,
   page: { limit: number; offset: number },
 ): Promise<{ items: LookupCount[]; total: number }> {
-  const items = await sql<LookupCount[]>`
+  return pageWithTotal(
+    sql,
+    sql<LookupCount[]>`
     SELECT to_char(day, 'YYYY-MM-DD') AS day, role, lookups::float8 AS lookups
     FROM click_token_lookups WHERE org_id = ${orgId}::uuid
-    ORDER BY day DESC, role LIMIT ${page.limit} OFFSET ${page.offset}`;
-  return { items, total: await countRows(sql, sql`click_token_lookups WHERE org_id = ${orgId}::uuid`) };
+    ORDER BY day DESC, role LIMIT ${page.limit} OFFSET ${page.offset}`,
+    sql`click_token_lookups WHERE org_id = ${orgId}::uuid`,
+  );
 }

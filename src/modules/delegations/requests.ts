@@ -2,7 +2,7 @@ import { Value } from "@sinclair/typebox/value";
 import { domainInput } from "../../core/hosts.ts";
 import { type ProblemCode, ProblemError, problem } from "../../core/problem.ts";
 import { describeErrors } from "../../core/schema-errors.ts";
-import { countRows, type Queryable, type Sql } from "../../db/sql.ts";
+import { pageWithTotal, type Queryable, type Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { enqueueEvent } from "../outbox/service.ts";
 import { resolveDomain } from "../resolve/service.ts";
@@ -157,10 +157,13 @@ export async function listDelegationRequests(
   now: Date,
 ): Promise<{ items: DelegationRequest[]; total: number }> {
   const where = sql`status = 'pending' AND expires_at > ${now} AND ${sideOf(sql, orgId, role)}`;
-  const items = await sql<DelegationRequest[]>`
+  return pageWithTotal(
+    sql,
+    sql<DelegationRequest[]>`
     SELECT * FROM delegation_requests WHERE ${where}
-    ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`;
-  return { items, total: await countRows(sql, sql`delegation_requests WHERE ${where}`) };
+    ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`,
+    sql`delegation_requests WHERE ${where}`,
+  );
 }
 
 /**

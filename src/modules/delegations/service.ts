@@ -2,7 +2,7 @@ import { orgTypePhrase } from "../../core/organizations.ts";
 import { problem } from "../../core/problem.ts";
 import type { Scope } from "../../core/scopes.ts";
 import type { Queryable, Sql } from "../../db/sql.ts";
-import { countRows } from "../../db/sql.ts";
+import { pageWithTotal } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { findOrganization } from "../organizations/service.ts";
 import type { Delegation } from "./model.ts";
@@ -131,9 +131,12 @@ export async function listDelegations(
   page: Page,
 ): Promise<{ items: Delegation[]; total: number }> {
   const where = sql`revoked_at IS NULL AND ${sideOf(sql, orgId, role)}`;
-  const items = await sql<Delegation[]>`
-    SELECT * FROM delegations WHERE ${where} ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`;
-  return { items, total: await countRows(sql, sql`delegations WHERE ${where}`) };
+  return pageWithTotal(
+    sql,
+    sql<Delegation[]>`
+    SELECT * FROM delegations WHERE ${where} ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`,
+    sql`delegations WHERE ${where}`,
+  );
 }
 
 /** The expiry job: marks every pending request past its expiry at `now`. Returns how many. */

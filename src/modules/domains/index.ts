@@ -10,10 +10,9 @@ import { recordAudit } from "../audit/service.ts";
 import { checkManifestClaim } from "../manifests/service.ts";
 import { DomainBody, DomainParams, DomainRecord, domainOnWire, VerifyBody } from "./model.ts";
 import {
-  countDomains,
   DomainConflictError,
   findDomain,
-  listDomains,
+  pageOfDomains,
   registerDomainAs,
   removeDomain,
   verifyDomainAs,
@@ -47,10 +46,10 @@ export const domainsModule = (ctx: AppContext) =>
     .get(
       "/domains",
       ({ access, query }) =>
-        answerPage(query, async (page) => ({
-          items: (await listDomains(ctx.sql, access.orgId, page)).map(domainOnWire),
-          total: await countDomains(ctx.sql, access.orgId),
-        })),
+        answerPage(query, async (page) => {
+          const { items, total } = await pageOfDomains(ctx.sql, access.orgId, page);
+          return { items: items.map(domainOnWire), total };
+        }),
       {
         org: "read",
         query: t.Object(pageQuery()),

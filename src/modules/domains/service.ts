@@ -1,7 +1,7 @@
 import postgres from "postgres";
 import type { AuditActor } from "../../core/caller.ts";
 import { domainFamily, normalizeDomain } from "../../core/hosts.ts";
-import { countRows, type Queryable, type Transaction } from "../../db/sql.ts";
+import { pageWithTotal, type Queryable, type Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 
 export const verificationMethods = ["dns_txt", "https_file", "manifest", "partner_attestation", "operator"] as const;
@@ -154,8 +154,9 @@ export async function verifiedDomainsOf(sql: Queryable, orgId: string): Promise<
   return rows.map((row) => row.domain);
 }
 
-export async function countDomains(sql: Queryable, orgId: string): Promise<number> {
-  return countRows(sql, sql`domains WHERE org_id = ${orgId}::uuid`);
+/** A page of the organisation's domains and how many it has. */
+export function pageOfDomains(sql: Queryable, orgId: string, page: { limit: number; offset: number }) {
+  return pageWithTotal(sql, listDomains(sql, orgId, page), sql`domains WHERE org_id = ${orgId}::uuid`);
 }
 
 /** One domain of an organisation, by its canonical name. */

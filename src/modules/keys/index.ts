@@ -8,7 +8,7 @@ import { requireObjectBody } from "../../http/object-body.ts";
 import { ownProblems } from "../../http/openapi-examples.ts";
 import { answerPage, Paged, pageQuery } from "../../http/paging.ts";
 import { CreatedKey, CreateKey, KeyRecord } from "./model.ts";
-import { countApiKeys, createApiKeyAs, listApiKeys, revokeApiKeyAs } from "./service.ts";
+import { createApiKeyAs, pageOfApiKeys, revokeApiKeyAs } from "./service.ts";
 
 export const keysModule = (ctx: AppContext) =>
   new Elysia({ name: "identity.keys", prefix: "/api/v1/identity", detail: { tags: ["Identity: API keys"] } })
@@ -55,22 +55,14 @@ export const keysModule = (ctx: AppContext) =>
         },
       },
     )
-    .get(
-      "/keys",
-      ({ access, query }) =>
-        answerPage(query, async (page) => ({
-          items: await listApiKeys(ctx.sql, access.orgId, page),
-          total: await countApiKeys(ctx.sql, access.orgId),
-        })),
-      {
-        org: "read",
-        query: t.Object(pageQuery()),
-        response: Paged(KeyRecord),
-        detail: {
-          summary: "List keys: prefix, scopes, created, last used, revoked (member session, or identity:read key)",
-        },
+    .get("/keys", ({ access, query }) => answerPage(query, (page) => pageOfApiKeys(ctx.sql, access.orgId, page)), {
+      org: "read",
+      query: t.Object(pageQuery()),
+      response: Paged(KeyRecord),
+      detail: {
+        summary: "List keys: prefix, scopes, created, last used, revoked (member session, or identity:read key)",
       },
-    )
+    })
     .delete(
       "/keys/:id",
       async ({ access, params }) => {

@@ -1,7 +1,7 @@
 import type { Static } from "elysia";
 import type { AuditActor } from "../../core/caller.ts";
 import { effectiveScopes } from "../../core/scopes.ts";
-import { countRows, type Queryable, type Transaction } from "../../db/sql.ts";
+import { pageWithTotal, type Queryable, type Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { findOrganization } from "../organizations/service.ts";
 import { mintRawKey } from "./key-format.ts";
@@ -43,8 +43,9 @@ export async function listApiKeys(
     ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`;
 }
 
-export async function countApiKeys(sql: Queryable, orgId: string): Promise<number> {
-  return countRows(sql, sql`api_keys WHERE org_id = ${orgId}::uuid`);
+/** A page of the organisation's keys and how many it has. */
+export function pageOfApiKeys(sql: Queryable, orgId: string, page: { limit: number; offset: number }) {
+  return pageWithTotal(sql, listApiKeys(sql, orgId, page), sql`api_keys WHERE org_id = ${orgId}::uuid`);
 }
 
 /**

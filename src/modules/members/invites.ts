@@ -4,7 +4,7 @@ import type { AuditActor, OrgAccess } from "../../core/caller.ts";
 import { normalizeEmail } from "../../core/email.ts";
 import { type MemberRole, organizationSuspended } from "../../core/organizations.ts";
 import { ProblemError, problem } from "../../core/problem.ts";
-import { countRows, type Queryable, type Sql, type Transaction } from "../../db/sql.ts";
+import { pageWithTotal, type Queryable, type Sql, type Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { findOrganization } from "../organizations/service.ts";
 import { enqueueEvent } from "../outbox/service.ts";
@@ -89,9 +89,12 @@ export async function listOrgInvites(
   page: { limit: number; offset: number },
 ): Promise<{ items: Invite[]; total: number }> {
   const open = sql`org_id = ${orgId}::uuid AND claimed_at IS NULL AND revoked_at IS NULL AND expires_at > now()`;
-  const items = await sql<Invite[]>`
-    SELECT * FROM invites WHERE ${open} ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`;
-  return { items, total: await countRows(sql, sql`invites WHERE ${open}`) };
+  return pageWithTotal(
+    sql,
+    sql<Invite[]>`
+    SELECT * FROM invites WHERE ${open} ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`,
+    sql`invites WHERE ${open}`,
+  );
 }
 
 /** Open, unexpired invitations addressed to this e-mail, with the inviting organisation's name. */
@@ -102,11 +105,14 @@ export async function listInvitesFor(
 ): Promise<{ items: Static<typeof MyInvite>[]; total: number }> {
   const open = sql`i.email = ${normalizeEmail(email)} AND i.claimed_at IS NULL AND i.revoked_at IS NULL
     AND i.expires_at > now()`;
-  const items = await sql<Static<typeof MyInvite>[]>`
+  return pageWithTotal(
+    sql,
+    sql<Static<typeof MyInvite>[]>`
     SELECT i.*, o.name AS organization_name
     FROM invites i JOIN organizations o ON o.id = i.org_id
-    WHERE ${open} ORDER BY i.created_at, i.id LIMIT ${page.limit} OFFSET ${page.offset}`;
-  return { items, total: await countRows(sql, sql`invites i WHERE ${open}`) };
+    WHERE ${open} ORDER BY i.created_at, i.id LIMIT ${page.limit} OFFSET ${page.offset}`,
+    sql`invites i WHERE ${open}`,
+  );
 }
 
 export async function revokeInvite(sql: Sql, access: OrgAccess, inviteId: string): Promise<void> {

@@ -2,7 +2,7 @@ import type { Static } from "elysia";
 import type { AuditActor, OrgAccess } from "../../core/caller.ts";
 import type { MemberRole } from "../../core/organizations.ts";
 import { problem } from "../../core/problem.ts";
-import { countRows, type Queryable, type Sql, type Transaction } from "../../db/sql.ts";
+import { pageWithTotal, type Queryable, type Sql, type Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { callerNow, joinWithRole, lockMembership } from "./membership-turn.ts";
 import type { MemberRecord } from "./model.ts";
@@ -18,12 +18,15 @@ export async function listMembers(
   orgId: string,
   page: { limit: number; offset: number },
 ): Promise<{ items: Member[]; total: number }> {
-  const items = await sql<Member[]>`
+  return pageWithTotal(
+    sql,
+    sql<Member[]>`
     SELECT m.user_id, u.email, m.role, m.created_at
     FROM organization_members m JOIN users u ON u.id = m.user_id
     WHERE m.org_id = ${orgId}::uuid
-    ORDER BY m.created_at, u.email LIMIT ${page.limit} OFFSET ${page.offset}`;
-  return { items, total: await countRows(sql, sql`organization_members WHERE org_id = ${orgId}::uuid`) };
+    ORDER BY m.created_at, u.email LIMIT ${page.limit} OFFSET ${page.offset}`,
+    sql`organization_members WHERE org_id = ${orgId}::uuid`,
+  );
 }
 
 export async function findMember(sql: Queryable, orgId: string, userId: string): Promise<Member | undefined> {

@@ -1,7 +1,7 @@
 import type { Static } from "elysia";
 import type { AuditActor } from "../../core/caller.ts";
 import type { MemberRole, OrgType } from "../../core/organizations.ts";
-import { countRows, type Queryable, type Transaction } from "../../db/sql.ts";
+import { pageWithTotal, type Queryable, type Transaction } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import type { AdminOrganizationRecord, MemberOrganizationRecord, Organization as OrganizationModel } from "./model.ts";
 
@@ -53,17 +53,16 @@ export async function listUserOrganizations(
   userId: string,
   page: { limit: number; offset: number },
 ): Promise<{ items: MemberOrganization[]; total: number }> {
-  // Sent together: the dashboard asks for this list on every load.
-  const [items, total] = await Promise.all([
+  return pageWithTotal(
+    sql,
     sql<MemberOrganization[]>`
       SELECT o.id, o.name, o.org_type, o.created_at, m.role, o.suspended_at
       FROM organization_members m JOIN organizations o ON o.id = m.org_id
       WHERE m.user_id = ${userId}::uuid
       ORDER BY o.created_at, o.id
       LIMIT ${page.limit} OFFSET ${page.offset}`,
-    countRows(sql, sql`organization_members WHERE user_id = ${userId}::uuid`),
-  ]);
-  return { items, total };
+    sql`organization_members WHERE user_id = ${userId}::uuid`,
+  );
 }
 
 export type AdminOrganization = Static<typeof AdminOrganizationRecord>;
@@ -75,15 +74,18 @@ export async function listAllOrganizations(
   page: { limit: number; offset: number },
 ): Promise<{ items: AdminOrganization[]; total: number }> {
   const ofType = filter.orgType ? sql`WHERE o.org_type = ${filter.orgType}` : sql``;
-  const items = await sql<AdminOrganization[]>`
+  return pageWithTotal(
+    sql,
+    sql<AdminOrganization[]>`
     SELECT o.id, o.name, o.org_type, o.created_at, o.suspended_at,
            ARRAY(SELECT d.domain FROM domains d WHERE d.org_id = o.id AND d.state = 'verified' ORDER BY d.domain)
              AS verified_domains,
            (SELECT count(*)::int FROM organization_members m WHERE m.org_id = o.id) AS members
     FROM organizations o ${ofType}
     ORDER BY o.created_at DESC, o.id
-    LIMIT ${page.limit} OFFSET ${page.offset}`;
-  return { items, total: await countRows(sql, sql`organizations o ${ofType}`) };
+    LIMIT ${page.limit} OFFSET ${page.offset}`,
+    sql`organizations o ${ofType}`,
+  );
 }
 
 /**

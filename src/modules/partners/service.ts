@@ -3,7 +3,7 @@ import type { AuditActor, Principal } from "../../core/caller.ts";
 import { domainAndParents, isWithinDomain, normalizeDomain, subdomainsReversed } from "../../core/hosts.ts";
 import { orgTypePhrase } from "../../core/organizations.ts";
 import { invalid, problem } from "../../core/problem.ts";
-import { countRows, type Queryable, type Sql } from "../../db/sql.ts";
+import { pageWithTotal, type Queryable, type Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import {
   type Domain,
@@ -23,11 +23,14 @@ export async function listTrustedPartners(
   sql: Queryable,
   page: { limit: number; offset: number },
 ): Promise<{ items: TrustedPartner[]; total: number }> {
-  const items = await sql<TrustedPartner[]>`
+  return pageWithTotal(
+    sql,
+    sql<TrustedPartner[]>`
     SELECT p.org_id, o.name, p.enabled_by, p.enabled_at
     FROM trusted_partners p JOIN organizations o ON o.id = p.org_id
-    ORDER BY p.enabled_at, p.org_id LIMIT ${page.limit} OFFSET ${page.offset}`;
-  return { items, total: await countRows(sql, sql`trusted_partners`) };
+    ORDER BY p.enabled_at, p.org_id LIMIT ${page.limit} OFFSET ${page.offset}`,
+    sql`trusted_partners`,
+  );
 }
 
 export async function enableTrustedPartner(
@@ -180,10 +183,13 @@ export async function listProvisioned(
   partnerOrgId: string,
   page: { limit: number; offset: number },
 ): Promise<{ items: Organization[]; total: number }> {
-  const items = await sql<Organization[]>`
+  return pageWithTotal(
+    sql,
+    sql<Organization[]>`
     SELECT id, name, org_type, created_at FROM organizations WHERE provisioned_by = ${partnerOrgId}::uuid
-    ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`;
-  return { items, total: await countRows(sql, sql`organizations WHERE provisioned_by = ${partnerOrgId}::uuid`) };
+    ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`,
+    sql`organizations WHERE provisioned_by = ${partnerOrgId}::uuid`,
+  );
 }
 
 /** Upgrades a registered domain to verified on an owner this partner provisioned, and only such an owner. */

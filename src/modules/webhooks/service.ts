@@ -3,7 +3,7 @@ import type { Static } from "elysia";
 import type { AuditActor } from "../../core/caller.ts";
 import { invalid, problem } from "../../core/problem.ts";
 import type { SecretBox } from "../../core/secret-box.ts";
-import { countRows, type Queryable, type Sql } from "../../db/sql.ts";
+import { pageWithTotal, type Queryable, type Sql } from "../../db/sql.ts";
 import { recordAudit } from "../audit/service.ts";
 import { identityEventTypes } from "../outbox/service.ts";
 import type { DeliveryRecord, WebhookRecord } from "./model.ts";
@@ -113,15 +113,15 @@ export async function listEndpoints(
   status: "active" | "disabled",
   page: { limit: number; offset: number },
 ): Promise<{ items: WebhookEndpoint[]; total: number }> {
-  const items = await sql<WebhookEndpoint[]>`
-    SELECT ${endpointColumns(sql)} FROM webhook_endpoints
-    WHERE org_id = ${orgId}::uuid AND status = ${status}
-    ORDER BY created_at, id
-    LIMIT ${page.limit} OFFSET ${page.offset}`;
-  return {
-    items,
-    total: await countRows(sql, sql`webhook_endpoints WHERE org_id = ${orgId}::uuid AND status = ${status}`),
-  };
+  return pageWithTotal(
+    sql,
+    sql<WebhookEndpoint[]>`
+      SELECT ${endpointColumns(sql)} FROM webhook_endpoints
+      WHERE org_id = ${orgId}::uuid AND status = ${status}
+      ORDER BY created_at, id
+      LIMIT ${page.limit} OFFSET ${page.offset}`,
+    sql`webhook_endpoints WHERE org_id = ${orgId}::uuid AND status = ${status}`,
+  );
 }
 
 /** One endpoint of the organisation, whatever its status; 404 when it has none with that id. */
@@ -285,13 +285,13 @@ export async function listDeliveries(
 ): Promise<{ items: Delivery[]; total: number }> {
   await getEndpoint(sql, input.orgId, input.endpointId);
   const status = input.status ?? null;
-  const items = await sql<Delivery[]>`
-    SELECT ${deliveryColumns(sql, attemptsPerListedDelivery)} FROM webhook_deliveries d
-    WHERE d.endpoint_id = ${input.endpointId}::uuid AND (${status}::text IS NULL OR d.status = ${status})
-    ORDER BY d.created_at DESC, d.id
-    LIMIT ${input.page.limit} OFFSET ${input.page.offset}`;
-  const total = await countRows(
+  const { items, total } = await pageWithTotal(
     sql,
+    sql<Delivery[]>`
+      SELECT ${deliveryColumns(sql, attemptsPerListedDelivery)} FROM webhook_deliveries d
+      WHERE d.endpoint_id = ${input.endpointId}::uuid AND (${status}::text IS NULL OR d.status = ${status})
+      ORDER BY d.created_at DESC, d.id
+      LIMIT ${input.page.limit} OFFSET ${input.page.offset}`,
     sql`webhook_deliveries
       WHERE endpoint_id = ${input.endpointId}::uuid AND (${status}::text IS NULL OR status = ${status})`,
   );
