@@ -1,5 +1,5 @@
 import type { Sql } from "./sql.ts";
-import { inReadTransaction } from "./statement-timeout.ts";
+import { inReadTransaction, underReadSettings } from "./statement-timeout.ts";
 import { isDatabaseUnavailable } from "./unavailable.ts";
 
 /** What pg_export_snapshot returns, checked before it is written into SET TRANSACTION SNAPSHOT, which takes no parameters. */
@@ -32,10 +32,8 @@ export class ReadCompanion {
    * Runs `here` in the read's transaction `tx` and, at the same time, `there` on
    * this connection in tx's snapshot, under the same statement timeout; undefined,
    * without running either, while another read holds the connection. `tx` must be
-   * a repeatable-read transaction. Both transactions then plan without parallel
-   * workers, tx for the rest of its read: the two halves are the read's
-   * parallelism, and workers on top of them would put more processes than cores on
-   * the work. The companion only saves time: when its connection cannot be had or
+   * a repeatable-read transaction. Both plan without parallel workers, as every
+   * read does: the two halves are the read's parallelism. The companion only saves time: when its connection cannot be had or
    * is lost, `there` runs after `here` in tx instead, and the read is answered.
    */
   async alongside<Here, There>(
@@ -46,17 +44,13 @@ export class ReadCompanion {
     if (this.#held) return undefined;
     this.#held = true;
     try {
-      const [exported] = await tx<{ id: string }[]>`
-        SELECT pg_export_snapshot() AS id, set_config('max_parallel_workers_per_gather', '0', true)`;
+      const [exported] = await tx<{ id: string }[]>`SELECT pg_export_snapshot() AS id`;
       const id = exported?.id ?? "";
       if (!snapshotId.test(id)) throw new Error(`pg_export_snapshot returned an unexpected id: ${id}`);
       const beside = inReadTransaction(this.sql, (companion) => {
-        // Sent ahead of the work without waiting, as withStatementTimeout does (with
-        // its plans for each statement's own values): a failure fails the statements behind it.
+        // Sent ahead of the work without waiting: a failure fails the statements behind it.
         companion.unsafe(`SET TRANSACTION SNAPSHOT '${id}'`).execute();
-        companion`SELECT set_config('statement_timeout', ${String(this.timeoutMs)}, true),
-                         set_config('plan_cache_mode', 'force_custom_plan', true),
-                         set_config('max_parallel_workers_per_gather', '0', true)`.execute();
+        underReadSettings(companion, this.timeoutMs);
         return there(companion);
       });
       // Both settle before the connection is given up, so the next read never queues behind this one.

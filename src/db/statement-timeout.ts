@@ -27,7 +27,8 @@ export function inReadTransaction<T>(sql: Sql, work: (tx: Sql) => Promise<T>): P
  * transaction's COMMIT changes nothing, and the connection goes back to the pool
  * only once it is answered all the same.
  *
- * Each statement is planned for its own values (plan_cache_mode). A read's
+ * Each statement is planned for its own values (plan_cache_mode), without
+ * parallel workers (underReadSettings). A read's
  * statements take their time range as parameters, and left to itself PostgreSQL
  * may keep one generic plan for a prepared statement after five runs: a plan over
  * every chunk of the hypertables it reads, which the values would have left out
@@ -38,12 +39,28 @@ export function inReadTransaction<T>(sql: Sql, work: (tx: Sql) => Promise<T>): P
 export function withStatementTimeout<T>(sql: Sql, timeoutMs: number, work: (sql: Sql) => Promise<T>): Promise<T> {
   return new Promise<T>((answer, fail) => {
     inReadTransaction(sql, async (tx) => {
-      // Sent now, ahead of work's first statement, without waiting for its answer: a
-      // transaction's statements run in the order sent, and should it fail, the
-      // statements behind it fail too (postgres.js rethrows its error).
-      tx`SELECT set_config('statement_timeout', ${String(timeoutMs)}, true),
-                set_config('plan_cache_mode', 'force_custom_plan', true)`.execute();
+      underReadSettings(tx, timeoutMs);
       answer(await work(tx));
     }).catch(fail);
   });
+}
+
+/**
+ * Sends the settings a read's transaction runs under, without waiting for their
+ * answer: a transaction's statements run in the order sent, and should this fail,
+ * the statements behind it fail too (postgres.js rethrows its error).
+ *
+ * A read plans no parallel workers. Each worker is a new server process, and on
+ * a two-core server a statement with two took 50 to 60 ms against 1 ms without
+ * them, the start of the workers being nearly all of it (docs/benchmarks.md,
+ * 2026-11-28). A read takes whole buckets from the rollups and raw rows only at
+ * its range's edges, too few for workers to pay for themselves; under ingest, the
+ * statistics of the chunk being filled lag behind it, and a plan misled by them
+ * started two workers to count a handful of rows. The URL ranking's two halves
+ * are the one read worth a second process (read-companion.ts).
+ */
+export function underReadSettings(tx: Sql, timeoutMs: number): void {
+  tx`SELECT set_config('statement_timeout', ${String(timeoutMs)}, true),
+            set_config('plan_cache_mode', 'force_custom_plan', true),
+            set_config('max_parallel_workers_per_gather', '0', true)`.execute();
 }

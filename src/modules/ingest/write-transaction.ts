@@ -144,10 +144,18 @@ function metStoredEvent(error: unknown): boolean {
  * a write that moved a flag then read the whole chunk, until autovacuum analysed
  * it (test/ingest/flag-moves-plan.test.ts). Planning anew cost about 4 % of
  * saturated ingest on a new database and nothing measurable with a year of chunks,
- * where PostgreSQL planned afresh anyway (docs/benchmarks.md). Sent behind BEGIN,
- * in the same round trip as the write's first statement.
+ * where PostgreSQL planned afresh anyway (docs/benchmarks.md).
+ *
+ * And without parallel workers, as reads are (underReadSettings,
+ * src/db/statement-timeout.ts): the newest chunk's statistics lag behind it, and
+ * the holder read, misled by them, started two workers, each a new server process,
+ * to read a few events of a session (seen while `bench:reads` loaded two million
+ * events, docs/benchmarks.md). Sent behind BEGIN, in the same round trip as the
+ * write's first statement.
  */
-const planEachRun = (tx: Queryable) => tx`SELECT set_config('plan_cache_mode', 'force_custom_plan', true)`.execute();
+const writePlanSettings = (tx: Queryable) =>
+  tx`SELECT set_config('plan_cache_mode', 'force_custom_plan', true),
+            set_config('max_parallel_workers_per_gather', '0', true)`.execute();
 
 /**
  * Runs `write` in a transaction, refusing stored events (StoredEvents); again,
@@ -169,7 +177,7 @@ export async function inWriteTransaction<T>(
   for (;;) {
     try {
       const written = await sql.begin((tx) =>
-        Promise.all([planEachRun(tx), write(tx, stored)]).then(([, statement]) => statement),
+        Promise.all([writePlanSettings(tx), write(tx, stored)]).then(([, statement]) => statement),
       );
       return written instanceof LastStatement ? await written.answer : (written as T);
     } catch (error) {
