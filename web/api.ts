@@ -75,11 +75,24 @@ export class ApiError extends Error {
     super(message);
   }
 
+  /**
+   * The service rate-limiting the dashboard, or out of reach: no fault of the request,
+   * so every request meets it alike. A limit of an operation's own (too many sign-in
+   * links to one address) is the request's.
+   */
+  get serviceWide(): boolean {
+    return this.status === 0 || rateLimit(this.status, this.code);
+  }
+
   /** The message for one field (a body or query path such as /domain), if the problem names it. */
   forField(path: string): string | undefined {
     return this.fields.find((field) => field.path === path)?.message;
   }
 }
+
+/** A 429 of the service's rate limits: `rate_limited`, or no code of the service's at all (a proxy's). */
+const rateLimit = (status: number, code: string | undefined) =>
+  status === 429 && (code ?? "rate_limited") === "rate_limited";
 
 const unreachable = () =>
   new ApiError(0, "The service cannot be reached. Check your connection and try again.", undefined, []);
@@ -99,12 +112,22 @@ export async function ok<Data>(call: Promise<Answer<Data>>): Promise<OnWire<Data
   const problem = (typeof answer.error.value === "object" ? answer.error.value : undefined) as
     | { detail?: string; title?: string; code?: string; errors?: FieldError[] }
     | undefined;
-  throw new ApiError(
-    status,
-    problem?.detail ?? problem?.title ?? `The service answered ${status}.`,
-    problem?.code,
-    problem?.errors ?? [],
-  );
+  // The service's words for a rate limit are for an API's caller ("this API key sent more than…").
+  const message = rateLimit(status, problem?.code)
+    ? rateLimited(answer.response.headers.get("retry-after"))
+    : (problem?.detail ?? problem?.title ?? `The service answered ${status}.`);
+  throw new ApiError(status, message, problem?.code, problem?.errors ?? []);
+}
+
+/** A 429 in words, with when to try again: Retry-After in seconds or as a date, else no number made up. */
+function rateLimited(retryAfter: string | null): string {
+  const seconds = !retryAfter
+    ? Number.NaN
+    : /^\d+$/.test(retryAfter)
+      ? Number(retryAfter)
+      : Math.ceil((Date.parse(retryAfter) - Date.now()) / 1000);
+  const when = seconds > 0 ? `in ${seconds} second${seconds === 1 ? "" : "s"}` : "in a moment";
+  return `Too many requests to the service just now. Try again ${when}.`;
 }
 
 /** Query parameters for a link (the export downloads), leaving out the empty ones. */

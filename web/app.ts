@@ -1,6 +1,6 @@
 import { ApiError, type DataOf, identity, ok } from "./api.ts";
 import { h } from "./dom.ts";
-import { errorNote, onPress, takePressed } from "./feedback.ts";
+import { onPress, takePressed, viewErrorNote } from "./feedback.ts";
 import { navigate, type Organisation, param, type ViewName, viewNames } from "./state.ts";
 import { admin } from "./views/admin.ts";
 import { delegations } from "./views/delegations.ts";
@@ -48,7 +48,7 @@ async function render(): Promise<void> {
   try {
     root.replaceChildren(await page());
   } catch (error) {
-    root.replaceChildren(errorNote(error));
+    root.replaceChildren(viewErrorNote(error));
   } finally {
     root.setAttribute("aria-busy", "false");
   }

@@ -1,5 +1,6 @@
 import { ApiError } from "./api.ts";
 import { h } from "./dom.ts";
+import { redraw } from "./state.ts";
 
 /** A field's JSON pointer in words: `/grantee_org_id` is "grantee org id", `/event_types/0` "event types, item 1". */
 function fieldInWords(path: string): string {
@@ -33,12 +34,40 @@ export function errorNote(error: unknown): HTMLElement {
   return h("div", { class: "error", role: "alert" }, ...lines.map((line) => h("p", {}, line)), signInAgain);
 }
 
-/** A region that shows "Loading…", then what `load` builds, or the error it met. */
+/** Trouble every region of a view meets at once. */
+const serviceWide = (error: unknown): error is ApiError => error instanceof ApiError && error.serviceWide;
+
+/** What happened to the service and what to do, with a way to draw the view again. */
+function serviceAlert(error: ApiError): HTMLElement {
+  return h(
+    "div",
+    { class: "error service-alert", role: "alert" },
+    h("p", {}, error.message),
+    h("button", { type: "button", onclick: redraw }, "Try again"),
+  );
+}
+
+/** An error that stopped the view from being drawn at all. */
+export const viewErrorNote = (error: unknown) => (serviceWide(error) ? serviceAlert(error) : errorNote(error));
+
+/**
+ * A region that shows "Loading…", then what `load` builds, or the error it met. The
+ * service's own trouble is said once for the view, under its heading, where a screen
+ * reader announces it once; the region says only that it did not load.
+ */
 export function loaded(label: string, load: () => Promise<Node>): HTMLElement {
   const region = h("section", { "aria-label": label, "aria-busy": "true" }, h("p", { class: "muted" }, "Loading…"));
   load()
     .then((content) => region.replaceChildren(content))
-    .catch((error: unknown) => region.replaceChildren(errorNote(error)))
+    .catch((error: unknown) => {
+      const view = region.closest("main");
+      if (!serviceWide(error) || !view) return region.replaceChildren(errorNote(error));
+      region.replaceChildren(h("p", { class: "muted" }, "Not loaded."));
+      if (view.querySelector(".service-alert")) return;
+      const heading = view.querySelector(":scope > h1");
+      if (heading) heading.after(serviceAlert(error));
+      else view.prepend(serviceAlert(error));
+    })
     .finally(() => region.setAttribute("aria-busy", "false"));
   return region;
 }

@@ -23,8 +23,11 @@ export function navigate(changes: Record<string, string | undefined>) {
     else url.searchParams.set(name, value);
   }
   history.pushState(null, "", url);
-  dispatchEvent(new PopStateEvent("popstate"));
+  redraw();
 }
+
+/** Tells the app to render the view in the URL again. */
+export const redraw = () => dispatchEvent(new PopStateEvent("popstate"));
 
 /** One of the signed-in user's organisations, as GET /api/v1/identity/organizations lists it. */
 export type Organisation = DataOf<typeof identity.organizations.organizations.get>["items"][number];

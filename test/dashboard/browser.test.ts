@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdir } from "node:fs/promises";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import puppeteer, { type Browser, type HTTPRequest, type Page, type ResponseForRequest } from "puppeteer-core";
 import { contentOwner, fileRequest, grant, identityBase, partner } from "../support/delegations.ts";
 import { publishTxt } from "../support/domain-probe.ts";
 import { createTestOrg, type TestOrg, uniqueDomain } from "../support/fixtures.ts";
@@ -48,6 +48,16 @@ if (!chromium) console.warn("skipped: the dashboard browser tests: no chromium b
 
 const origin = () => (server as NonNullable<typeof server>).url.origin;
 
+/**
+ * What a page's requests get instead of the service's answer, where this gives one:
+ * a service in a state the shared test app is not put in (rate limiting the dashboard,
+ * or gone between two requests of one view).
+ */
+const answersInstead = new WeakMap<
+  Page,
+  (request: HTTPRequest) => Partial<ResponseForRequest> | "unreachable" | undefined
+>();
+
 /** A page that may talk to the service only, signed in as `user` when given. */
 async function openPage(
   user?: SignedInUser,
@@ -61,6 +71,9 @@ async function openPage(
   page.on("pageerror", (error) => errors.push(String(error)));
   await page.setRequestInterception(true);
   page.on("request", (request) => {
+    const instead = answersInstead.get(page)?.(request);
+    if (instead === "unreachable") return request.abort("connectionrefused");
+    if (instead) return request.respond(instead);
     if (new URL(request.url()).origin === origin() || request.url().startsWith("data:")) return request.continue();
     offSite.push(request.url());
     return request.abort();
@@ -930,16 +943,87 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     await page.close();
   }, 60_000);
 
-  test("when the service cannot be reached, each region says so in words", async () => {
+  /** The view's alerts and live regions with something to say, and what each region of the view shows. */
+  const viewNews = (page: Page) =>
+    page.evaluate(`({
+      said: [...document.querySelectorAll("[role=alert], [aria-live]:not([aria-live=off])")]
+        .filter((region) => region.textContent.trim() !== "")
+        .map((region) => ({ inRegion: region.closest("main section") !== null, text: region.textContent })),
+      regions: [...document.querySelectorAll("main section[aria-label]")].map(
+        (region) => region.getAttribute("aria-label") + ": " + region.querySelector(":scope > :not(h2)")?.textContent,
+      ),
+    })`) as Promise<{ said: { inRegion: boolean; text: string }[]; regions: string[] }>;
+
+  const notLoaded = ["Totals", "Events over time", "Top URLs", "Sources, agents and domains"].map(
+    (region) => `${region}: Not loaded.`,
+  );
+
+  /** Whether a request is one of the overview's reads. */
+  const reads = (request: HTTPRequest) => new URL(request.url()).pathname.startsWith("/content-owners/");
+
+  /** A 429 problem as the service answers it. */
+  const tooMany = (code: string, detail: string, headers: Record<string, string>) => ({
+    status: 429,
+    contentType: "application/problem+json",
+    headers,
+    body: JSON.stringify({ type: "about:blank", title: "Too Many Requests", status: 429, code, detail }),
+  });
+
+  test("when the service cannot be reached, the view says so once, and each region only that it did not load", async () => {
     const { owner, page, errors } = await contentOwnerPage("member");
-    await show(page, `/app?org=${owner.id}&range=7d`);
+    const cannotBeReached = {
+      inRegion: false,
+      text: "The service cannot be reached. Check your connection and try again.Try again",
+    };
+    // Gone after the view's frame was drawn: every region's request fails.
+    answersInstead.set(page, (request) => (reads(request) ? "unreachable" : undefined));
+    await show(page, `/app?org=${owner.id}`);
+    expect(await viewNews(page)).toEqual({ said: [cannotBeReached], regions: notLoaded });
+    // Gone before: the view cannot be drawn at all.
+    answersInstead.delete(page);
     await page.setOfflineMode(true);
-    await redrawn(page, () => page.select("#range", "30d"));
-    const alerts = await page.$$eval("[role=alert]", (notes) => notes.map((note) => note.textContent));
-    expect(alerts.length).toBeGreaterThan(0);
-    expect(alerts.filter((text) => !text?.includes("The service cannot be reached"))).toEqual([]);
-    expect(errors).toEqual([]);
+    await redrawn(page, () => page.select("#range", "7d"));
+    expect(await viewNews(page)).toEqual({ said: [cannotBeReached], regions: [] });
+    // Try again draws the view again, once the service answers.
     await page.setOfflineMode(false);
+    await redrawn(page, () => page.click("[role=alert] button"));
+    expect(await holds(page, `document.querySelector("[data-kpi=Retrievals]") !== null`)).toBe(true);
+    expect((await viewNews(page)).said).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  test("when the service rate-limits the dashboard, the view says once when to try again, from Retry-After", async () => {
+    const { owner, page, errors } = await contentOwnerPage("owner");
+    const rateLimited = (headers: Record<string, string>) => (request: HTTPRequest) =>
+      reads(request)
+        ? tooMany("rate_limited", "this API key sent more than 20 read requests per second", headers)
+        : undefined;
+    answersInstead.set(page, rateLimited({ "retry-after": "7" }));
+    await show(page, `/app?org=${owner.id}`);
+    expect(await viewNews(page)).toEqual({
+      said: [{ inRegion: false, text: "Too many requests to the service just now. Try again in 7 seconds.Try again" }],
+      regions: notLoaded,
+    });
+    // Without Retry-After, no number of seconds is made up.
+    answersInstead.set(page, rateLimited({}));
+    await show(page, `/app?org=${owner.id}&range=7d`);
+    expect((await viewNews(page)).said).toEqual([
+      { inRegion: false, text: "Too many requests to the service just now. Try again in a moment.Try again" },
+    ]);
+    // A limit of an operation's own is the request's: said beside its form, in the service's words.
+    const ownLimit = "someone@example.org was invited 5 times in the last day, revoked invitations included";
+    answersInstead.set(page, (request) =>
+      request.method() === "POST" && new URL(request.url()).pathname.endsWith("/invites")
+        ? tooMany("too_many_invitations", ownLimit, { "retry-after": "600" })
+        : undefined,
+    );
+    await show(page, `/app?org=${owner.id}&view=members`);
+    await page.type("#invite-email", "someone@example.org");
+    await page.click("form.card button[type=submit]");
+    await page.waitForSelector("form.card .error");
+    expect((await viewNews(page)).said).toEqual([{ inRegion: false, text: ownLimit }]);
+    expect(errors).toEqual([]);
     await page.close();
   }, 60_000);
 
