@@ -51,18 +51,23 @@ function serviceAlert(error: ApiError): HTMLElement {
 export const viewErrorNote = (error: unknown) => (serviceWide(error) ? serviceAlert(error) : errorNote(error));
 
 /**
- * A region that shows "Loading…", then what `load` builds, or the error it met. The
- * service's own trouble is said once for the view, under its heading, where a screen
- * reader announces it once; the region says only that it did not load.
+ * A region that shows "Loading…", then what `load` builds, or the error it met, under
+ * its `heading` if it has one: kept throughout, so that the view's headings list the
+ * region while it loads and if it fails. The service's own trouble is said once for
+ * the view, under its heading, where a screen reader announces it once; the region
+ * says only that it did not load.
  */
-export function loaded(label: string, load: () => Promise<Node>): HTMLElement {
-  const region = h("section", { "aria-label": label, "aria-busy": "true" }, h("p", { class: "muted" }, "Loading…"));
+export function loaded(label: string, load: () => Promise<Node>, heading?: HTMLElement): HTMLElement {
+  const region = h("section", { "aria-label": label, "aria-busy": "true" });
+  const show = (content: Node) =>
+    heading ? region.replaceChildren(heading, content) : region.replaceChildren(content);
+  show(h("p", { class: "muted" }, "Loading…"));
   load()
-    .then((content) => region.replaceChildren(content))
+    .then(show)
     .catch((error: unknown) => {
       const view = region.closest("main");
-      if (!serviceWide(error) || !view) return region.replaceChildren(errorNote(error));
-      region.replaceChildren(h("p", { class: "muted" }, "Not loaded."));
+      if (!serviceWide(error) || !view) return show(errorNote(error));
+      show(h("p", { class: "muted" }, "Not loaded."));
       if (view.querySelector(".service-alert")) return;
       const heading = view.querySelector(":scope > h1");
       if (heading) heading.after(serviceAlert(error));

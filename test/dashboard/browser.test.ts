@@ -504,6 +504,37 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     await page.close();
   }, 60_000);
 
+  /** Page code (as text): the view's headings, as "h<level> <words>", in the order they are read. */
+  const headings = `[...document.querySelectorAll("h1, h2, h3, h4, h5, h6")].map((heading) => heading.tagName.toLowerCase() + " " + heading.textContent)`;
+
+  test("each view has one h1, and each region of the overview a heading of its own under it, its captions kept", async () => {
+    const { owner, page } = await contentOwnerPage("owner");
+    for (const view of ["domains", "delegations", "members", "keys", "ingest", "webhooks"]) {
+      await show(page, `/app?org=${owner.id}&view=${view}`);
+      const h1s = ((await page.evaluate(headings)) as string[]).filter((heading) => heading.startsWith("h1 "));
+      expect({ view, h1s: h1s.length }).toEqual({ view, h1s: 1 });
+    }
+    await show(page, `/app?org=${owner.id}`);
+    expect(await page.evaluate(headings)).toEqual([
+      "h1 Overview",
+      "h2 Totals",
+      "h2 Events over time",
+      "h2 Top URLs (0)",
+      "h2 Sources, agents and domains",
+    ]);
+    // A region is found by its heading, and the heading is the region's own.
+    const regions = await page.$$eval("main section[aria-label]", (sections) =>
+      sections.map((section) => [section.getAttribute("aria-label"), section.querySelector("h2")?.textContent]),
+    );
+    expect(regions.filter(([label, heading]) => !heading?.startsWith(label ?? "?"))).toEqual([]);
+    expect(await page.$$eval("caption", (all) => all.map((caption) => caption.textContent))).toEqual([
+      "By source role",
+      "By agent",
+      "By domain",
+    ]);
+    await page.close();
+  }, 60_000);
+
   test("the first Tab reaches a link past the header, and Enter on it puts the keyboard in the view", async () => {
     const { owner, page } = await contentOwnerPage("owner");
     await show(page, `/app?org=${owner.id}&view=members`);

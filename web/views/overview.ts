@@ -81,23 +81,26 @@ function delegatedFigures(org: Organisation, grantor: string, period: Period, co
   });
 }
 
+/** A region of the overview, under a heading of its own beneath the view's. */
+const part = (title: string, load: () => Promise<Node>) => loaded(title, load, h("h2", {}, title));
+
 /** Everything the overview shows of one period; `current`, its summary when already asked for. */
 function figures(org: Organisation, period: Period, compare: boolean, current = summaryOf(org, period)): HTMLElement[] {
   const api = readsOf(org);
   return [
-    loaded("Totals", async () => {
+    part("Totals", async () => {
       const [now, before] = await Promise.all([current, compare ? summaryOf(org, previousOf(period)) : null]);
       const unverified = org.org_type === "content_owner" && now.domains.length === 0;
       return h("div", {}, unverified ? verifyFirst() : null, kpiTiles(now, before));
     }),
-    loaded("Events over time", async () =>
+    part("Events over time", async () =>
       eventsChart(
         await ok(api.timeseries.get({ query: { ...periodQuery(org, period), interval: period.interval } })),
         period,
       ),
     ),
     topUrls(api, org, period),
-    loaded("Sources, agents and domains", async () => {
+    part("Sources, agents and domains", async () => {
       const summary = await current;
       // What an agent reported has no domains of its own: its reads never list any.
       if (!showsOwnersData(org)) return breakdowns(summary, null);
@@ -236,112 +239,118 @@ function topUrls(api: Reads, org: Organisation, period: Period): HTMLElement {
   // At most what the API takes (url_contains, 1 to 200 characters): an edited link's longer text is cut there.
   const search = param("url")?.slice(0, 200) || undefined;
   const sort = param("sort") === "sessions" ? "sessions" : "events";
-  return loaded("Top URLs", async () => {
-    // Ranked, searched and paged by the API (sort, url_contains), over every URL of the period.
-    const answer = await ok(
-      api.urls.get({
-        query: { ...periodQuery(org, period), sort, url_contains: search, limit: pageSize, offset: page * pageSize },
-      }),
-    );
-    const searchForm = h(
-      "form",
-      { class: "inline", role: "search" },
-      h("label", { for: "url-search" }, "Search URLs"),
-      h("input", { type: "search", id: "url-search", name: "url", value: search ?? "", maxlength: 200 }),
-      h("button", { type: "submit" }, "Search"),
-    );
-    searchForm.addEventListener("submit", (event) => {
-      event.preventDefault();
-      const text = String(new FormData(searchForm).get("url") ?? "").trim();
-      navigate({ url: text || undefined, page: undefined });
-    });
-    const last = Math.max(0, Math.ceil(answer.total / pageSize) - 1);
-    // Why a page holds no URL: none in the period, none containing the search, or a page past the last.
-    const none =
-      page > last
-        ? `Page ${page + 1} is past the last one (${last + 1}).`
-        : search
-          ? `No URL contains “${search}” in this period.`
-          : "No URLs in this period.";
-    const body = h(
-      "tbody",
-      {},
-      answer.items.length === 0 ? h("tr", {}, h("td", { colspan: 4, class: "muted" }, none)) : null,
-      ...answer.items.map((item) =>
-        h(
-          "tr",
-          {},
-          h("td", { class: "url" }, item.content_url),
-          h("td", { class: "num" }, formatCount(item.total_events)),
-          h("td", { class: "num" }, formatCount(item.unique_sessions)),
-          h("td", {}, item.event_types.map((t) => `${t.event_type} ${formatCount(t.count)}`).join(", ")),
-        ),
-      ),
-    );
-    const sortButton = (label: string, key: typeof sort) =>
-      h(
-        "button",
-        {
-          type: "button",
-          id: `sort-${key}`,
-          class: "link",
-          "aria-pressed": String(key === sort),
-          onclick: () => navigate({ sort: key === "events" ? undefined : key, page: undefined }),
-        },
-        label,
+  // Named at once, like the other regions; the count is added once the API has told it.
+  const heading = h("h2", { id: "top-urls" }, "Top URLs");
+  return loaded(
+    "Top URLs",
+    async () => {
+      // Ranked, searched and paged by the API (sort, url_contains), over every URL of the period.
+      const answer = await ok(
+        api.urls.get({
+          query: { ...periodQuery(org, period), sort, url_contains: search, limit: pageSize, offset: page * pageSize },
+        }),
       );
-    return h(
-      "div",
-      {},
-      h("h2", { id: "top-urls" }, `Top URLs (${formatCount(answer.total)})`),
-      searchForm,
-      scrollBox(
-        h(
-          "table",
-          { "aria-labelledby": "top-urls" },
+      const searchForm = h(
+        "form",
+        { class: "inline", role: "search" },
+        h("label", { for: "url-search" }, "Search URLs"),
+        h("input", { type: "search", id: "url-search", name: "url", value: search ?? "", maxlength: 200 }),
+        h("button", { type: "submit" }, "Search"),
+      );
+      searchForm.addEventListener("submit", (event) => {
+        event.preventDefault();
+        const text = String(new FormData(searchForm).get("url") ?? "").trim();
+        navigate({ url: text || undefined, page: undefined });
+      });
+      const last = Math.max(0, Math.ceil(answer.total / pageSize) - 1);
+      // Why a page holds no URL: none in the period, none containing the search, or a page past the last.
+      const none =
+        page > last
+          ? `Page ${page + 1} is past the last one (${last + 1}).`
+          : search
+            ? `No URL contains “${search}” in this period.`
+            : "No URLs in this period.";
+      const body = h(
+        "tbody",
+        {},
+        answer.items.length === 0 ? h("tr", {}, h("td", { colspan: 4, class: "muted" }, none)) : null,
+        ...answer.items.map((item) =>
           h(
-            "thead",
+            "tr",
             {},
-            h(
-              "tr",
-              {},
-              h("th", { scope: "col" }, "URL"),
-              h("th", { scope: "col" }, sortButton("Events", "events")),
-              h("th", { scope: "col" }, sortButton("Sessions", "sessions")),
-              h("th", { scope: "col" }, "By type"),
-            ),
+            h("td", { class: "url" }, item.content_url),
+            h("td", { class: "num" }, formatCount(item.total_events)),
+            h("td", { class: "num" }, formatCount(item.unique_sessions)),
+            h("td", {}, item.event_types.map((t) => `${t.event_type} ${formatCount(t.count)}`).join(", ")),
           ),
-          body,
         ),
-      ),
-      h(
-        "nav",
-        { class: "pager", "aria-label": "URL pages" },
+      );
+      const sortButton = (label: string, key: typeof sort) =>
         h(
           "button",
           {
             type: "button",
-            id: "urls-previous",
-            disabled: page === 0,
-            // From past the last page, back to the last.
-            onclick: () => navigate({ page: String(Math.min(page - 1, last)) }),
+            id: `sort-${key}`,
+            class: "link",
+            "aria-pressed": String(key === sort),
+            onclick: () => navigate({ sort: key === "events" ? undefined : key, page: undefined }),
           },
-          "Previous",
+          label,
+        );
+      heading.textContent = `Top URLs (${formatCount(answer.total)})`;
+      return h(
+        "div",
+        {},
+        searchForm,
+        scrollBox(
+          h(
+            "table",
+            { "aria-labelledby": "top-urls" },
+            h(
+              "thead",
+              {},
+              h(
+                "tr",
+                {},
+                h("th", { scope: "col" }, "URL"),
+                h("th", { scope: "col" }, sortButton("Events", "events")),
+                h("th", { scope: "col" }, sortButton("Sessions", "sessions")),
+                h("th", { scope: "col" }, "By type"),
+              ),
+            ),
+            body,
+          ),
         ),
-        h("span", {}, `Page ${page + 1} of ${last + 1}`),
         h(
-          "button",
-          {
-            type: "button",
-            id: "urls-next",
-            disabled: page >= last,
-            onclick: () => navigate({ page: String(page + 1) }),
-          },
-          "Next",
+          "nav",
+          { class: "pager", "aria-label": "URL pages" },
+          h(
+            "button",
+            {
+              type: "button",
+              id: "urls-previous",
+              disabled: page === 0,
+              // From past the last page, back to the last.
+              onclick: () => navigate({ page: String(Math.min(page - 1, last)) }),
+            },
+            "Previous",
+          ),
+          h("span", {}, `Page ${page + 1} of ${last + 1}`),
+          h(
+            "button",
+            {
+              type: "button",
+              id: "urls-next",
+              disabled: page >= last,
+              onclick: () => navigate({ page: String(page + 1) }),
+            },
+            "Next",
+          ),
         ),
-      ),
-    );
-  });
+      );
+    },
+    heading,
+  );
 }
 
 const maxDomainBreakdown = 25;
