@@ -76,12 +76,13 @@ export class ApiError extends Error {
   }
 
   /**
-   * The service rate-limiting the dashboard, or out of reach: no fault of the request,
-   * so every request meets it alike. A limit of an operation's own (too many sign-in
-   * links to one address) is the request's.
+   * The service rate-limiting the dashboard, out of reach, or without its database:
+   * no fault of the request, so every request meets it alike. A limit of an
+   * operation's own (too many sign-in links to one address) is the request's, as is
+   * a read past its time limit (`query_timeout`, also a 503).
    */
   get serviceWide(): boolean {
-    return this.status === 0 || rateLimit(this.status, this.code);
+    return this.status === 0 || this.code === "database_unavailable" || rateLimit(this.status, this.code);
   }
 
   /** The message for one field (a body or query path such as /domain), if the problem names it. */
@@ -112,22 +113,24 @@ export async function ok<Data>(call: Promise<Answer<Data>>): Promise<OnWire<Data
   const problem = (typeof answer.error.value === "object" ? answer.error.value : undefined) as
     | { detail?: string; title?: string; code?: string; errors?: FieldError[] }
     | undefined;
-  // The service's words for a rate limit are for an API's caller ("this API key sent more than…").
+  // The service's words for these are for an API's caller ("this API key sent more than…").
+  const retryAfter = answer.response.headers.get("retry-after");
   const message = rateLimit(status, problem?.code)
-    ? rateLimited(answer.response.headers.get("retry-after"))
-    : (problem?.detail ?? problem?.title ?? `The service answered ${status}.`);
+    ? `Too many requests to the service just now. ${tryAgain(retryAfter)}`
+    : problem?.code === "database_unavailable"
+      ? `The service cannot reach its database just now. ${tryAgain(retryAfter)}`
+      : (problem?.detail ?? problem?.title ?? `The service answered ${status}.`);
   throw new ApiError(status, message, problem?.code, problem?.errors ?? []);
 }
 
-/** A 429 in words, with when to try again: Retry-After in seconds or as a date, else no number made up. */
-function rateLimited(retryAfter: string | null): string {
+/** When to try again, from Retry-After in seconds or as a date; no number made up without it. */
+function tryAgain(retryAfter: string | null): string {
   const seconds = !retryAfter
     ? Number.NaN
     : /^\d+$/.test(retryAfter)
       ? Number(retryAfter)
       : Math.ceil((Date.parse(retryAfter) - Date.now()) / 1000);
-  const when = seconds > 0 ? `in ${seconds} second${seconds === 1 ? "" : "s"}` : "in a moment";
-  return `Too many requests to the service just now. Try again ${when}.`;
+  return `Try again ${seconds > 0 ? `in ${seconds} second${seconds === 1 ? "" : "s"}` : "in a moment"}.`;
 }
 
 /** Query parameters for a link (the export downloads), leaving out the empty ones. */

@@ -1024,7 +1024,7 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     await page.close();
   }, 60_000);
 
-  test("when the service rate-limits the dashboard, the view says once when to try again, from Retry-After", async () => {
+  test("when the service rate-limits the dashboard or has lost its database, the view says once when to try again", async () => {
     const { owner, page, errors } = await contentOwnerPage("owner");
     const rateLimited = (headers: Record<string, string>) => (request: HTTPRequest) =>
       reads(request)
@@ -1042,6 +1042,27 @@ describe.skipIf(!chromium)("the dashboard in Chromium", () => {
     expect((await viewNews(page)).said).toEqual([
       { inRegion: false, text: "Too many requests to the service just now. Try again in a moment.Try again" },
     ]);
+    // The service without its database is the same kind of trouble; a read past its time limit is the region's own.
+    const unavailable = (code: string, detail: string) => (request: HTTPRequest) =>
+      reads(request)
+        ? {
+            status: 503,
+            contentType: "application/problem+json",
+            headers: { "retry-after": "1" },
+            body: JSON.stringify({ type: "about:blank", title: "Service Unavailable", status: 503, code, detail }),
+          }
+        : undefined;
+    answersInstead.set(page, unavailable("database_unavailable", "the database is not reachable"));
+    await show(page, `/app?org=${owner.id}&range=30d`);
+    expect(await viewNews(page)).toEqual({
+      said: [
+        { inRegion: false, text: "The service cannot reach its database just now. Try again in 1 second.Try again" },
+      ],
+      regions: notLoaded,
+    });
+    answersInstead.set(page, unavailable("query_timeout", "the query took too long; narrow the range or retry"));
+    await show(page, `/app?org=${owner.id}&range=7d`);
+    expect((await viewNews(page)).said.filter((alert) => !alert.inRegion)).toEqual([]);
     // A limit of an operation's own is the request's: said beside its form, in the service's words.
     const ownLimit = "someone@example.org was invited 5 times in the last day, revoked invitations included";
     answersInstead.set(page, (request) =>
