@@ -1,4 +1,5 @@
 import postgres from "postgres";
+import { errorCode } from "./unavailable.ts";
 
 /**
  * The database is not usable as configured: unreachable, refusing the credentials,
@@ -24,13 +25,9 @@ const transientNetworkCodes = new Set(["ECONNREFUSED", "ECONNRESET", "CONNECT_TI
 // cannot_connect_now (starting up or shutting down) and too_many_connections pass on their own.
 const transientServerCodes = new Set(["57P03", "53300"]);
 
-function codeOf(error: unknown): string | undefined {
-  return typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
-}
-
 /** A failure to connect that may pass by itself (a server still starting, a container not yet up). */
 export function isTransientConnectFailure(error: unknown): boolean {
-  const code = codeOf(error);
+  const code = errorCode(error);
   return code !== undefined && (transientNetworkCodes.has(code) || transientServerCodes.has(code));
 }
 
@@ -47,7 +44,7 @@ export function explainConnectFailure(error: unknown, url: string): string | und
       return "the database";
     }
   })();
-  const code = codeOf(error);
+  const code = errorCode(error);
   switch (code) {
     case "ECONNREFUSED":
       return `cannot reach the database at ${where}: connection refused. Is the server running and listening there? Check DATABASE_URL.`;

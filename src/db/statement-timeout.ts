@@ -1,4 +1,6 @@
+import type { Logger } from "../log.ts";
 import type { Sql } from "./sql.ts";
+import { errorCode } from "./unavailable.ts";
 
 /**
  * Runs `work` in a read-only, repeatable-read transaction. Its mode is the first
@@ -25,7 +27,8 @@ export function inReadTransaction<T>(sql: Sql, work: (tx: Sql) => Promise<T>): P
  * read in two statements (a page, then its breakdown) add up. The answer is given
  * once `work` has it, not a round trip later when COMMIT is answered: a read-only
  * transaction's COMMIT changes nothing, and the connection goes back to the pool
- * only once it is answered all the same.
+ * only once it is answered all the same. Should COMMIT then fail, `log` has the
+ * one line that tells of it.
  *
  * Each statement is planned for its own values (plan_cache_mode), without
  * parallel workers (underReadSettings). A read's
@@ -36,12 +39,24 @@ export function inReadTransaction<T>(sql: Sql, work: (tx: Sql) => Promise<T>): P
  * engine such a plan of an events page's statements took 300 ms to make and
  * tens of milliseconds a run (test/reads/events-page.test.ts).
  */
-export function withStatementTimeout<T>(sql: Sql, timeoutMs: number, work: (sql: Sql) => Promise<T>): Promise<T> {
+export function withStatementTimeout<T>(
+  sql: Sql,
+  timeoutMs: number,
+  log: Logger,
+  work: (sql: Sql) => Promise<T>,
+): Promise<T> {
   return new Promise<T>((answer, fail) => {
+    let answered = false;
     inReadTransaction(sql, async (tx) => {
       underReadSettings(tx, timeoutMs);
       answer(await work(tx));
-    }).catch(fail);
+      answered = true;
+    }).catch((error: unknown) => {
+      if (!answered) return fail(error);
+      // Only COMMIT is left to fail by then (its connection lost): the answer stands,
+      // and nobody else hears of the failure.
+      log.warn("a read's COMMIT failed after the read was answered", { code: errorCode(error), error: String(error) });
+    });
   });
 }
 

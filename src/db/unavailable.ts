@@ -25,5 +25,11 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     // 55000 is a broad class; raised where a connection starts, it is a database closed to connections for now.
     return notNowCodes.has(error.code) || (error.code === "55000" && error.routine === "CheckMyDatabase");
   }
-  return typeof error === "object" && error !== null && "code" in error && connectionLostCodes.has(String(error.code));
+  const code = errorCode(error);
+  return code !== undefined && connectionLostCodes.has(code);
+}
+
+/** The code an error carries: a SQLSTATE, or postgres.js's or the runtime's name for a connection failure. */
+export function errorCode(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
 }

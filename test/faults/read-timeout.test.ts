@@ -14,7 +14,9 @@ test.skipIf(!onServer)(
   async () => {
     const { ctx } = await testRuntime();
     const started = performance.now();
-    const error = await withStatementTimeout(ctx.sql, 100, (sql) => sql`SELECT pg_sleep(5)`).catch((e: unknown) => e);
+    const error = await withStatementTimeout(ctx.sql, 100, ctx.log, (sql) => sql`SELECT pg_sleep(5)`).catch(
+      (e: unknown) => e,
+    );
     expect(performance.now() - started).toBeLessThan(4000);
     const answered = problemFor({
       code: "UNKNOWN",
@@ -39,6 +41,7 @@ test("a read's first statement already runs under the read's timeout", async () 
   const [row] = await withStatementTimeout(
     ctx.sql,
     4321,
+    ctx.log,
     (sql) => sql<{ timeout: string }[]>`SELECT current_setting('statement_timeout') AS timeout`,
   );
   expect(row?.timeout).toBe("4321ms");
@@ -47,13 +50,13 @@ test("a read's first statement already runs under the read's timeout", async () 
 // A read whose parameters are refused throws before its first statement: its
 // connection must still go back to the pool with no transaction open.
 test("a read refused before its first statement leaves its connection outside any transaction", async () => {
-  const { db } = await testRuntime();
+  const { db, ctx } = await testRuntime();
   const sql = connect(db.url, 1);
   try {
     const refused = (): Promise<never> => {
       throw new Error("refused before any statement");
     };
-    await expect(withStatementTimeout(sql, 1000, refused)).rejects.toThrow("refused before any statement");
+    await expect(withStatementTimeout(sql, 1000, ctx.log, refused)).rejects.toThrow("refused before any statement");
     const [after] = await sql<{ read_only: string; timeout: string }[]>`
       SELECT current_setting('transaction_read_only') AS read_only, current_setting('statement_timeout') AS timeout`;
     expect(after).toEqual({ read_only: "off", timeout: "0" });
@@ -65,12 +68,12 @@ test("a read refused before its first statement leaves its connection outside an
 // The companion's half of a read runs under the read's timeout too, and a half that
 // fails gives the companion back: the next read can use it.
 test.skipIf(!onServer)("a read's half on the companion connection is cut off at the read's timeout", async () => {
-  const { db } = await testRuntime();
+  const { db, ctx } = await testRuntime();
   const companionSql = connect(db.url, 1);
   try {
     const companion = new ReadCompanion(companionSql, 100);
     const started = performance.now();
-    const error = await withStatementTimeout(db.sql, 0, (tx) =>
+    const error = await withStatementTimeout(db.sql, 0, ctx.log, (tx) =>
       companion.alongside(
         tx,
         () => tx`SELECT 1`,
@@ -79,7 +82,7 @@ test.skipIf(!onServer)("a read's half on the companion connection is cut off at 
     ).catch((e: unknown) => e);
     expect(performance.now() - started).toBeLessThan(4000);
     expect(error).toMatchObject({ code: "57014" });
-    const again = await withStatementTimeout(db.sql, 0, (tx) =>
+    const again = await withStatementTimeout(db.sql, 0, ctx.log, (tx) =>
       companion.alongside(
         tx,
         () => tx<{ n: number }[]>`SELECT 1 AS n`,

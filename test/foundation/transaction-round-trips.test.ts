@@ -7,6 +7,8 @@ import { writeEvents } from "../../src/modules/ingest/event-store.ts";
 import { inWriteTransaction, LastStatement } from "../../src/modules/ingest/write-transaction.ts";
 import { eventRowOf } from "../support/events.ts";
 import { createTestOrg } from "../support/fixtures.ts";
+import { recordingLogger } from "../support/logs.ts";
+import { msUntil } from "../support/polling.ts";
 import { testRuntime } from "../support/runtime.ts";
 
 /**
@@ -18,6 +20,7 @@ async function holdingRelay(databaseUrl: string) {
   const target = new URL(databaseUrl);
   let holding = false;
   let holdFrom: string | undefined;
+  let cutAt: string | undefined;
   let sent = "";
   const held: (() => void)[] = [];
   const server = Bun.listen<{ upstream?: Bun.Socket; early: Uint8Array[] }>({
@@ -45,6 +48,12 @@ async function holdingRelay(databaseUrl: string) {
       },
       data(client, chunk) {
         const text = Buffer.from(chunk).toString("latin1");
+        if (cutAt && text.includes(cutAt)) {
+          cutAt = undefined;
+          client.data.upstream?.end();
+          client.end();
+          return;
+        }
         if (holdFrom && text.includes(holdFrom)) {
           holdFrom = undefined;
           holding = true;
@@ -70,6 +79,10 @@ async function holdingRelay(databaseUrl: string) {
     holdOnceSent(text: string) {
       holdFrom = text;
     },
+    /** Ends the connection, as a lost one ends, when the client sends `text`, which never reaches the database. */
+    cutOnceSent(text: string) {
+      cutAt = text;
+    },
     /** What the client has sent since the hold began, once `done` says so of it (or a second after the hold began). */
     async sentOnce(done: (sent: string) => boolean): Promise<string> {
       while (!holding) await Bun.sleep(1);
@@ -92,7 +105,7 @@ async function holdingRelay(databaseUrl: string) {
 const statementsIn = (sent: string) => sent.split("S\u0000\u0000\u0000\u0004").length - 1;
 
 describe("round trips of a transaction (patches/README.md)", async () => {
-  const { db } = await testRuntime();
+  const { db, ctx } = await testRuntime();
   const relay = await holdingRelay(db.url);
   const table = `round_trips_${crypto.randomUUID().replaceAll("-", "")}`;
   await db.sql`CREATE TABLE ${db.sql(table)} (n int UNIQUE)`;
@@ -147,6 +160,7 @@ describe("round trips of a transaction (patches/README.md)", async () => {
         withStatementTimeout(
           sql,
           4321,
+          ctx.log,
           async (tx) => tx`
             SELECT ${marker}::text AS marker, current_setting('transaction_isolation') AS isolation,
                    current_setting('transaction_read_only') AS read_only, current_setting('statement_timeout') AS timeout`,
@@ -186,13 +200,43 @@ describe("round trips of a transaction (patches/README.md)", async () => {
         // The connection's one queue holds this behind the last read's COMMIT.
         await sql`SELECT 1`;
         commit = "unsent";
-        const [row] = await withStatementTimeout(sql, 1000, async (tx) => tx<{ n: number }[]>`SELECT ${n}::int AS n`);
+        const [row] = await withStatementTimeout(
+          sql,
+          1000,
+          ctx.log,
+          async (tx) => tx<{ n: number }[]>`SELECT ${n}::int AS n`,
+        );
         expect({ row, commit }).toEqual({ row: { n }, commit: expect.stringMatching(/^(unsent|sent)$/) });
       }
     } finally {
       await sql.end();
     }
   });
+
+  test(
+    "a read whose COMMIT fails after its answer is answered once, and the failure is logged once, never unhandled",
+    () =>
+      throughRelay(async (sql) => {
+        const log = recordingLogger();
+        // The connection is lost as COMMIT goes out, after the read's statement is answered.
+        relay.cutOnceSent("commit");
+        const rows = await withStatementTimeout(sql, 1000, log, async (tx) => tx`SELECT 'answered' AS marker`);
+        expect([...rows]).toEqual([{ marker: "answered" }]);
+        await msUntil(async () => log.lines.length > 0);
+        // Time for a second line, or an unhandled rejection, which bun test fails the running test with.
+        await Bun.sleep(50);
+        // The pool connects again; a lost connection left alone would keep sql.end() waiting for good.
+        expect([...(await sql`SELECT 1 AS n`)]).toEqual([{ n: 1 }]);
+        expect(log.lines).toEqual([
+          {
+            level: "warn",
+            msg: "a read's COMMIT failed after the read was answered",
+            fields: { code: "CONNECTION_CLOSED", error: expect.stringContaining("CONNECTION_CLOSED") },
+          },
+        ]);
+      }),
+    10_000,
+  );
 
   test("the first statement runs inside the transaction: a failure after it rolls it back", () =>
     throughRelay(async (sql) => {

@@ -132,7 +132,7 @@ async function monthsOfEvents() {
   ]);
   expect(await refreshAggregates(sql)).toBe(true);
   const olderChunksLocked = (read: (tx: Sql) => Promise<unknown>) =>
-    withStatementTimeout(sql, 0, async (tx) => {
+    withStatementTimeout(sql, 0, ctx.log, async (tx) => {
       await read(tx);
       // The embedded engine shows its one backend's locks without a pid.
       const locked = await tx<{ chunk: string }[]>`

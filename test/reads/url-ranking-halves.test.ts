@@ -36,7 +36,7 @@ async function whileHeld<T>(work: () => Promise<T>): Promise<T> {
   const held = new Promise<void>((resolve) => {
     holding = resolve;
   });
-  const holder = withStatementTimeout(ctx.sql, 0, async (tx) => {
+  const holder = withStatementTimeout(ctx.sql, 0, ctx.log, async (tx) => {
     await tx`SELECT 1`;
     return companion.alongside(
       tx,
@@ -160,7 +160,7 @@ describe.skipIf(!testServerUrl)("URL ranking in two halves (server)", () => {
     const unreachable = connect("postgres://postgres@127.0.0.1:1/none", 1);
     try {
       const companion = new ReadCompanion(unreachable, 1000);
-      const answered = await withStatementTimeout(ctx.sql, 0, (tx) =>
+      const answered = await withStatementTimeout(ctx.sql, 0, ctx.log, (tx) =>
         companion.alongside(
           tx,
           () => tx<{ n: number }[]>`SELECT 1 AS n`,
@@ -188,7 +188,7 @@ describe.skipIf(!testServerUrl)("URL ranking in two halves (server)", () => {
       content_url: "https://snapshot.example.com/page",
     });
     await insertEvents(ctx.sql, [event(3)]);
-    const counts = await withStatementTimeout(ctx.sql, 0, async (tx) => {
+    const counts = await withStatementTimeout(ctx.sql, 0, ctx.log, async (tx) => {
       const before = await countOf(tx);
       // Committed by another connection after the read's snapshot was taken.
       await insertEvents(ctx.sql, [event(2)]);

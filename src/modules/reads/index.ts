@@ -82,7 +82,7 @@ const readRoutes = <Prefix extends (typeof views)[ReadView]["prefix"]>(
        */
       timed: <T extends object>(read: (sql: Sql, companion?: ReadCompanion) => Promise<T>) =>
         ctx.readReplicas.read(async (target) => {
-          const result = await withStatementTimeout(target.sql, ctx.config.READ_STATEMENT_TIMEOUT_MS, (sql) =>
+          const result = await withStatementTimeout(target.sql, ctx.config.READ_STATEMENT_TIMEOUT_MS, ctx.log, (sql) =>
             read(sql, target.companion),
           );
           const asOf = target.asOf.toISOString();
