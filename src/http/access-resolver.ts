@@ -192,18 +192,22 @@ export class AccessResolver {
       throw invalid("the query parameters are invalid: /org_id", [{ path: "/org_id", message: "must be a UUID" }]);
     }
     // An organisation named by org_id (as the dashboard names it) has its domains read
-    // beside the membership, not after it: the refusals below come first all the same.
-    const [org, namedDomains] = await Promise.all([
+    // beside the membership, not after it. The membership decides first all the same: a
+    // refusal is the answer even when the domains read failed, whichever settled first.
+    const [membership, domains] = await Promise.allSettled([
       orgAccessOf(this.ctx.sql, { user }, memberRead, orgId),
       orgId === undefined ? undefined : verifiedDomainsOf(this.ctx.sql, orgId),
     ]);
+    if (membership.status === "rejected") throw membership.reason;
+    const org = membership.value;
     if (access.orgTypes && !access.orgTypes.includes(org.orgType)) throw orgTypeRefusal(access.orgTypes);
+    if (domains.status === "rejected") throw domains.reason;
     const principal: Principal = {
       keyId: `user:${user.userId}`,
       orgId: org.orgId,
       orgType: org.orgType,
       scopes: new Set(access.scope ? [access.scope] : []),
-      verifiedDomains: namedDomains ?? (await verifiedDomainsOf(this.ctx.sql, org.orgId)),
+      verifiedDomains: domains.value ?? (await verifiedDomainsOf(this.ctx.sql, org.orgId)),
     };
     admitRequest(this.ctx.rateLimiter, limitClassOf(access), principal.keyId, parts.set.headers);
     return { principal, user, org };

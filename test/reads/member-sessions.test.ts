@@ -1,9 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { createApp } from "../../src/app.ts";
+import { connect } from "../../src/db/client.ts";
+import { testServerUrl } from "../support/databases.ts";
 import { insertEvents } from "../support/events.ts";
 import { createTestOrg } from "../support/fixtures.ts";
 import { call, callApp } from "../support/http.ts";
 import { memberOf, signIn } from "../support/identity.ts";
+import { msUntil, untilWaitingOnLocks } from "../support/polling.ts";
 import { testRuntime } from "../support/runtime.ts";
 import { turnWatchingClient } from "../support/statement-turns.ts";
 
@@ -106,6 +109,45 @@ describe("reads with a member's session (the dashboard)", () => {
       await sql.end();
     }
   });
+
+  // Both statements wait on a lock; the domains one is cancelled (57014, as a statement
+  // timeout cancels it), and only then is the membership answered. Two connections at
+  // once: the embedded engine's one connection answers the membership first.
+  test.skipIf(!testServerUrl)(
+    "a session outside the organisation is refused 403 not_a_member even when the domains read beside it fails",
+    async () => {
+      const { db } = await testRuntime();
+      const owner = await createTestOrg();
+      const stranger = await signIn();
+      const holder = connect(db.url, 2);
+      const { promise: released, resolve: release } = Promise.withResolvers<void>();
+      const { promise: locked, resolve: lockTaken } = Promise.withResolvers<void>();
+      const holding = holder.begin(async (tx) => {
+        await tx`LOCK TABLE organization_members, domains IN ACCESS EXCLUSIVE MODE`;
+        lockTaken();
+        await released;
+      });
+      try {
+        await locked;
+        const answer = call("GET", `/content-owners/summary?org_id=${owner.id}`, bearer(stranger.session));
+        await untilWaitingOnLocks(holder, 2);
+        const waiting = () => holder<{ pid: number; domains: boolean }[]>`
+          SELECT pid, query LIKE '%FROM domains WHERE org_id%' AS domains FROM pg_stat_activity
+          WHERE datname = current_database() AND backend_type = 'client backend' AND wait_event_type = 'Lock'`;
+        const domainsRead = (await waiting()).find((backend) => backend.domains);
+        expect(domainsRead).toBeDefined();
+        await holder`SELECT pg_cancel_backend(${domainsRead?.pid ?? 0}::int)`;
+        expect(await msUntil(async () => (await waiting()).length === 1)).toBeLessThan(5000);
+        release();
+        const refused = await answer;
+        expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 403, code: "not_a_member" });
+      } finally {
+        release();
+        await holding;
+        await holder.end({ timeout: 5 });
+      }
+    },
+  );
 
   test("a platform member reads what the platform reported through /agent", async () => {
     const { ctx } = await testRuntime();
