@@ -16,13 +16,14 @@ import type { AttemptOutcome } from "./sender.ts";
  * failing gets its deliveries dropped, unattempted, so that once enabled its
  * owner sees what it missed and can redeliver it; a deleted one gets none. Events
  * are locked with SKIP LOCKED, so two sweepers split the outbox between them.
+ * `deliveries` counts those to send, `dropped` those kept as dropped.
  */
 export async function dispatchOutbox(
   sql: Queryable,
   now: Date,
   limit = 1000,
-): Promise<{ events: number; deliveries: number }> {
-  const [row] = await sql<{ events: number; deliveries: number }[]>`
+): Promise<{ events: number; deliveries: number; dropped: number }> {
+  const [row] = await sql<{ events: number; deliveries: number; dropped: number }[]>`
     WITH batch AS (
       SELECT id, org_id, event_type, data, created_at FROM event_outbox
       WHERE dispatched_at IS NULL
@@ -41,10 +42,12 @@ export async function dispatchOutbox(
         ON e.org_id = b.org_id AND (e.status = 'active' OR e.disabled_reason = 'failing')
        AND b.event_type = ANY (e.event_types) AND e.created_at <= b.created_at
       ON CONFLICT (endpoint_id, event_id) DO NOTHING
-      RETURNING 1
+      RETURNING status
     )
-    SELECT (SELECT count(*) FROM marked)::int AS events, (SELECT count(*) FROM inserted)::int AS deliveries`;
-  return row ?? { events: 0, deliveries: 0 };
+    SELECT (SELECT count(*) FROM marked)::int AS events,
+           (SELECT count(*) FROM inserted WHERE status = 'pending')::int AS deliveries,
+           (SELECT count(*) FROM inserted WHERE status = 'dropped')::int AS dropped`;
+  return row ?? { events: 0, deliveries: 0, dropped: 0 };
 }
 
 /** A leased delivery with what it takes to send it. */

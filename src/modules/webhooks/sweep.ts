@@ -34,9 +34,13 @@ export interface SweeperOptions {
   pollMs?: number;
 }
 
+/** What one sweep did, logged as the `webhook sweep` line (src/jobs/index.ts). */
 export interface SweepReport {
   events_dispatched: number;
+  /** Deliveries made to be sent. */
   deliveries_created: number;
+  /** Deliveries kept as dropped, never sent: their endpoint is disabled for failing. */
+  deliveries_dropped: number;
   attempts: number;
   delivered: number;
   failed: number;
@@ -46,6 +50,7 @@ export interface SweepReport {
 const emptyReport = (): SweepReport => ({
   events_dispatched: 0,
   deliveries_created: 0,
+  deliveries_dropped: 0,
   attempts: 0,
   delivered: 0,
   failed: 0,
@@ -139,9 +144,10 @@ export class WebhookSweeper {
   async #dispatch(report: SweepReport): Promise<void> {
     const { sql, clock } = this.#options;
     for (;;) {
-      const { events, deliveries } = await dispatchOutbox(sql, clock(), outboxBatch);
+      const { events, deliveries, dropped } = await dispatchOutbox(sql, clock(), outboxBatch);
       report.events_dispatched += events;
       report.deliveries_created += deliveries;
+      report.deliveries_dropped += dropped;
       if (events < outboxBatch) return;
     }
   }
