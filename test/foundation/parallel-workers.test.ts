@@ -31,7 +31,7 @@ async function withAnEvent() {
 // The embedded engine runs in one process and never plans workers: the choice is a server's.
 test.skipIf(!onServer)("a read's statements plan no parallel workers where the planner would start them", async () => {
   const ctx = await withAnEvent();
-  expect(await withStatementTimeout(ctx.sql, 5000, countPlan)).not.toContain("Gather");
+  expect(await withStatementTimeout(ctx.sql, 5000, ctx.log, countPlan)).not.toContain("Gather");
 });
 
 test.skipIf(!onServer)("a write's statements plan no parallel workers where the planner would start them", async () => {
