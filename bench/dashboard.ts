@@ -14,6 +14,7 @@
 import { parseArgs } from "node:util";
 import puppeteer from "puppeteer-core";
 import { createApp } from "../src/app.ts";
+import { progressLine } from "../src/cli/progress.ts";
 import { loadConfig } from "../src/config.ts";
 import { rateLimitsOff } from "../src/http/rate-limit.ts";
 import { createLogger } from "../src/log.ts";
@@ -22,7 +23,6 @@ import { findOrCreateUser } from "../src/modules/auth/users.ts";
 import { addMember } from "../src/modules/organizations/service.ts";
 import { startRuntime } from "../src/runtime.ts";
 import { failInOneLine, numberOption } from "./cli.ts";
-import { progressLine } from "./progress.ts";
 
 failInOneLine();
 const { values } = parseArgs({

@@ -18,6 +18,7 @@
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
+import { progressLine } from "../src/cli/progress.ts";
 import { loadConfig } from "../src/config.ts";
 import type { Queryable } from "../src/db/sql.ts";
 import { createLogger } from "../src/log.ts";
@@ -35,7 +36,6 @@ import { failInOneLine, numberOption } from "./cli.ts";
 import { emitter } from "./event-generator.ts";
 import { csvLine, eventRow } from "./event-rows.ts";
 import { backendCpuMs, cpuMsOf } from "./process-cpu.ts";
-import { progressLine } from "./progress.ts";
 
 failInOneLine();
 const { values } = parseArgs({

@@ -22,6 +22,7 @@
 import { parseArgs } from "node:util";
 import { deepEquals } from "bun";
 import { createApp } from "../src/app.ts";
+import { progressLine } from "../src/cli/progress.ts";
 import { loadConfig } from "../src/config.ts";
 import { refreshAggregates, runCompressionPolicies } from "../src/db/maintenance.ts";
 import { rateLimitsOff } from "../src/http/rate-limit.ts";
@@ -41,7 +42,6 @@ import {
   referenceUrls,
 } from "../test/support/reads-reference.ts";
 import { failInOneLine, numberOption } from "./cli.ts";
-import { progressLine } from "./progress.ts";
 
 failInOneLine();
 const { values } = parseArgs({

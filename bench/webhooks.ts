@@ -24,6 +24,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { progressLine } from "../src/cli/progress.ts";
 import { connect } from "../src/db/client.ts";
 import type { Sql } from "../src/db/sql.ts";
 import { createApiKey } from "../src/modules/keys/service.ts";
@@ -32,7 +33,6 @@ import { createServerDatabase } from "../test/support/databases.ts";
 import { testCertificate } from "../test/support/webhooks.ts";
 import { failInOneLine, numberOption, refuseOption } from "./cli.ts";
 import { freePort } from "./free-port.ts";
-import { progressLine } from "./progress.ts";
 
 failInOneLine();
 const { values: flags } = parseArgs({

@@ -5,11 +5,12 @@ export interface ProgressStream {
 }
 
 /**
- * A bench's progress while it works, on stderr so that stdout holds the report
- * alone. On a terminal, one line redrawn in place. To a file or a pipe (a CI log,
- * `nohup`), where redrawn lines would pile up as one long line of carriage
- * returns, a line of its own at most every `plainEveryMs`: a run read later shows
- * how it went, and one read while it runs shows it is still going.
+ * Long work's progress (a bench's; the operator CLI's creating a database), on
+ * stderr so that stdout holds the report or the answer alone. On a terminal, one
+ * line redrawn in place. To a file or a pipe (a CI log, `nohup`), where redrawn
+ * lines would pile up as one long line of carriage returns, a line of its own at
+ * most every `plainEveryMs`: a run read later shows how it went, and one read
+ * while it runs shows it is still going.
  */
 export function progressLine(
   stream: ProgressStream = process.stderr,
