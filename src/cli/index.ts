@@ -2,13 +2,12 @@ import { resolve } from "node:path";
 import { ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/client.ts";
 import { wouldCreateDatabase } from "../db/data-dir-lock.ts";
-import { migrate } from "../db/migrate.ts";
 import { BadInputError, type Command, UsageError } from "./command.ts";
 import { delegationCommands } from "./commands/delegations.ts";
 import { identityCommands } from "./commands/identity.ts";
 import { mailCommands } from "./commands/mail.ts";
 import { memberCommands } from "./commands/members.ts";
-import { cliLog, migrationLog } from "./operator.ts";
+import { applyMigrations, cliLog, progress } from "./operator.ts";
 import { parseOptions } from "./options.ts";
 
 const commands: Command[] = [...identityCommands, ...memberCommands, ...delegationCommands, ...mailCommands];
@@ -68,18 +67,23 @@ async function main(argv: string[]): Promise<number> {
     const { command, rest } = findCommand(args);
     const parsed = parseOptions(command, rest);
     const config = loadConfig();
-    if (!config.DATABASE_URL && wouldCreateDatabase(config.DATA_DIR)) {
+    const creating = !config.DATABASE_URL && wouldCreateDatabase(config.DATA_DIR);
+    if (creating) {
       // Most often a CLI pointed somewhere other than the service's database.
       console.error(
         `warning: no database in ${resolve(config.DATA_DIR)} yet: creating a new, empty one. If the service uses another, set DATA_DIR (or DATABASE_URL) to it.`,
       );
+      // Seconds (over ten on a busy machine) in which the engine's initdb holds the
+      // event loop: a line that cannot count them, only say what is going on.
+      progress.show("creating the embedded database");
     }
     db = await openDatabase(config, cliLog, { shareRunning: true });
-    if (!command.migrates) await migrate(db.sql, migrationLog);
+    if (!command.migrates) await applyMigrations(db.sql);
     const result = await command.run(db.sql, parsed);
     console.log(json ? JSON.stringify(result, null, 2) : command.describe(result));
     return 0;
   } catch (error) {
+    progress.clear();
     const message = error instanceof Error ? error.message : String(error);
     if (json) console.log(JSON.stringify({ error: message }));
     console.error(`error: ${message}`);

@@ -2,17 +2,46 @@ import type { AuditActor } from "../core/caller.ts";
 import { DomainError } from "../core/hosts.ts";
 import { ProblemError } from "../core/problem.ts";
 import { UnknownScopeError } from "../core/scopes.ts";
+import { defaultMigrationsDir, migrate } from "../db/migrate.ts";
 import type { Sql } from "../db/sql.ts";
 import { createLogger } from "../log.ts";
 import { OrganizationNotFoundError } from "../modules/keys/service.ts";
 import { findOrganization, type Organization } from "../modules/organizations/service.ts";
 import { BadInputError, type OptionValues, requireUuid } from "./command.ts";
+import { progressLine } from "./progress.ts";
 
-/** Warnings of the CLI's own work (waiting for the database, migrations): on stderr, so that stdout is the answer. */
-export const cliLog = createLogger("warn", { service: "cli" }, process.stderr);
+/**
+ * The CLI's long work (creating a new embedded database, then its migrations: up
+ * to half a minute on a busy machine) shown as the benches show theirs, on stderr.
+ */
+export const progress = progressLine();
 
-/** Migrations also name each one as it is applied: a new database's take about half a minute in all. */
-export const migrationLog = createLogger("info", { service: "cli" }, process.stderr);
+/**
+ * Warnings of the CLI's own work (waiting for the database, a migration retried):
+ * on stderr, so that stdout is the answer, each on a line of its own, not after
+ * the progress shown.
+ */
+export const cliLog = createLogger(
+  "warn",
+  { service: "cli" },
+  {
+    write: (line: string) => {
+      progress.clear();
+      process.stderr.write(line);
+    },
+  },
+);
+
+/** Applies the pending migrations, showing which, of how many, is being applied. */
+export async function applyMigrations(sql: Sql): Promise<string[]> {
+  try {
+    return await migrate(sql, cliLog, defaultMigrationsDir, (name, n, total) =>
+      progress.show(`applying migration ${n} of ${total}: ${name}`),
+    );
+  } finally {
+    progress.clear();
+  }
+}
 
 /** How the audit trail names changes made with the operator CLI. */
 export const operatorCli: AuditActor = { type: "system", id: null, label: "operator CLI" };

@@ -55,16 +55,29 @@ async function readMigrations(dir: string): Promise<Migration[]> {
  * all: a session lock needs a reserved connection, and an unlock sent after the
  * last COMMIT, on a connection the server may have ended by then.
  */
-export async function migrate(sql: Sql, log: Logger, dir = defaultMigrationsDir): Promise<string[]> {
+export async function migrate(
+  sql: Sql,
+  log: Logger,
+  dir = defaultMigrationsDir,
+  onApplying?: ApplyingMigration,
+): Promise<string[]> {
   try {
-    return await migrateUnexplained(sql, log, dir);
+    return await migrateUnexplained(sql, log, dir, onApplying);
   } catch (error) {
     const explained = explainMigrationFailure(error);
     throw explained ? new DatabaseStartupError(explained) : error;
   }
 }
 
-async function migrateUnexplained(sql: Sql, log: Logger, dir: string): Promise<string[]> {
+/** Told of each pending migration as it starts (`n` of `total`): a progress line's. */
+export type ApplyingMigration = (name: string, n: number, total: number) => void;
+
+async function migrateUnexplained(
+  sql: Sql,
+  log: Logger,
+  dir: string,
+  onApplying: ApplyingMigration | undefined,
+): Promise<string[]> {
   const migrations = await readMigrations(dir);
   const applied = await sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${migrationLockKey})`;
@@ -88,7 +101,8 @@ async function migrateUnexplained(sql: Sql, log: Logger, dir: string): Promise<s
   const scheduler = new PausedScheduler(sql, log);
   const done: string[] = [];
   try {
-    for (const migration of pending) {
+    for (const [index, migration] of pending.entries()) {
+      onApplying?.(migration.name, index + 1, pending.length);
       await scheduler.pause();
       if (await applyUnlessRecorded(sql, log, migration)) {
         log.info("migration applied", { migration: migration.name });

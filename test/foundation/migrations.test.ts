@@ -28,14 +28,18 @@ describe("migrations", () => {
   test("apply every file once, then nothing on the second run", async () => {
     const dir = tempDir("migrations-");
     await cp(defaultMigrationsDir, dir, { recursive: true });
-    const first = await migrate(db.sql, log, dir);
+    // Each told as it starts, for the CLI's progress line: which, of how many.
+    const applying: [string, number, number][] = [];
+    const first = await migrate(db.sql, log, dir, (...step) => applying.push(step));
     expect(first.length).toBeGreaterThanOrEqual(2);
+    expect(applying).toEqual(first.map((name, i) => [name, i + 1, first.length]));
     // A bare database: the first migration creates TimescaleDB itself.
     expect(first[0]).toBe("000_timescaledb.sql");
     const [extension] = await db.sql`SELECT extversion FROM pg_extension WHERE extname = 'timescaledb'`;
     expect(extension).toBeDefined();
     expect(first).toEqual([...first].sort());
-    expect(await migrate(db.sql, log, dir)).toEqual([]);
+    expect(await migrate(db.sql, log, dir, (...step) => applying.push(step))).toEqual([]);
+    expect(applying.length).toBe(first.length);
     const recorded = await db.sql<{ name: string }[]>`SELECT name FROM schema_migrations ORDER BY name`;
     expect(recorded.map((r) => r.name)).toEqual(first);
     const [hypertable] =

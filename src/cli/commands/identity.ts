@@ -1,11 +1,10 @@
 import { normalizeDomain } from "../../core/hosts.ts";
 import { isOrgType, orgTypes } from "../../core/organizations.ts";
-import { migrate } from "../../db/migrate.ts";
 import { lockDomainFamilies, registerDomain, registerDomainAs, verifyDomainAs } from "../../modules/domains/service.ts";
 import { type ApiKeyRecord, createApiKeyAs, listApiKeys, revokeApiKeyAs } from "../../modules/keys/service.ts";
 import { createOrganization, recordOrganizationCreated, setSuspended } from "../../modules/organizations/service.ts";
 import { BadInputError, defineCommand, listOption, requireString, requireUuid, UsageError } from "../command.ts";
-import { asBadInput, migrationLog, operatorCli, requireOrganization } from "../operator.ts";
+import { applyMigrations, asBadInput, operatorCli, requireOrganization } from "../operator.ts";
 
 const describeKey = (key: ApiKeyRecord) =>
   `${key.id}  ${key.prefix}…  scopes=[${key.scopes.join(",")}]  created=${key.created_at.toISOString()}  last_used=${key.last_used_at?.toISOString() ?? "never"}${key.revoked_at ? `  revoked=${key.revoked_at.toISOString()}` : ""}`;
@@ -19,8 +18,8 @@ export const identityCommands = [
     summary: "apply pending sql/ migrations",
     options: {},
     migrates: true,
-    run: async (sql) => ({ applied: await migrate(sql, migrationLog) }),
-    // Each was named on stderr as it was applied.
+    run: async (sql) => ({ applied: await applyMigrations(sql) }),
+    // Each was shown on stderr as it was applied; --json names them.
     describe: (r) =>
       r.applied.length ? `applied ${r.applied.length} migrations: schema is up to date` : "schema is up to date",
   }),
