@@ -1,6 +1,7 @@
 /**
  * How a bench takes its options and says it failed, as the operator CLI does: in
- * one line on stderr, bad input with exit code 2, a failure with 1.
+ * one line on stderr, bad input with exit code 2, a failure with 1; and how it
+ * leaves nothing behind, however it ends.
  */
 
 /** Bad input: said in one line, exit code 2. */
@@ -36,11 +37,58 @@ export function numberOption(
   return value;
 }
 
-/** A failure (the database unreachable, the service not starting) as its message alone, not a stack trace. */
+const children: Bun.Subprocess[] = [];
+const undos: (() => Promise<unknown>)[] = [];
+let finishing: Promise<never> | undefined;
+
+/**
+ * Ends the bench with `code`, once, whoever asks first: the processes it started
+ * are stopped (SIGTERM, then awaited) and what it made is undone, the last first.
+ */
+export function finish(code: number): Promise<never> {
+  finishing ??= (async () => {
+    for (const child of children) child.kill("SIGTERM");
+    await Promise.all(children.map((child) => child.exited));
+    for (const undo of undos.reverse()) await undo().catch(() => {});
+    process.exit(code);
+  })();
+  return finishing;
+}
+
+/**
+ * Ctrl-C ends the bench through `finish`, exit code 130 (as bench:reads), once it
+ * has anything to stop or undo; until then, and in a bench that registers none,
+ * the signal keeps its own effect.
+ */
+function finishOnInterrupt(): void {
+  if (children.length + undos.length > 0) return;
+  process.on("SIGINT", () => {
+    if (!finishing) console.error("interrupted: stopping what the bench started");
+    void finish(130);
+  });
+}
+
+/** A process the bench started (the service, a receiver), stopped however the bench ends. */
+export function stopOnExit(child: Bun.Subprocess): void {
+  finishOnInterrupt();
+  children.push(child);
+}
+
+/** Undoes what the bench made (a temporary DATA_DIR, a scratch database, a client), however it ends. */
+export function undoOnExit(undo: () => Promise<unknown>): void {
+  finishOnInterrupt();
+  undos.push(undo);
+}
+
+/**
+ * A failure (the database unreachable, the service not starting) as its message
+ * alone, not a stack trace, exit code 1; what the bench started or made is not
+ * left behind (`finish`).
+ */
 export function failInOneLine(): void {
   const fail = (error: unknown) => {
-    console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
+    if (!finishing) console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
+    void finish(1);
   };
   process.on("uncaughtException", fail);
   process.on("unhandledRejection", fail);

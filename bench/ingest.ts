@@ -45,7 +45,7 @@ import { storedEventColumns } from "../src/modules/ingest/event-columns.ts";
 import { createApiKey } from "../src/modules/keys/service.ts";
 import { createOrganization } from "../src/modules/organizations/service.ts";
 import { createServerDatabase } from "../test/support/databases.ts";
-import { failInOneLine, numberOption } from "./cli.ts";
+import { failInOneLine, finish, numberOption, stopOnExit, undoOnExit } from "./cli.ts";
 import { emitter, type GeneratedEvent, type ShapeName } from "./event-generator.ts";
 import { csvLine, eventRow } from "./event-rows.ts";
 import { freePort } from "./free-port.ts";
@@ -74,7 +74,9 @@ const longSessionEvents = numberOption(flags, "long-session", 0);
 
 const serverUrl = process.env.DATABASE_URL || undefined;
 const scratch = serverUrl ? await createServerDatabase(serverUrl) : undefined;
+if (scratch) undoOnExit(() => scratch.drop());
 const dataDir = serverUrl ? undefined : await mkdtemp(join(tmpdir(), "ingest-bench-"));
+if (dataDir) undoOnExit(() => rm(dataDir, { recursive: true, force: true }));
 
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
@@ -94,6 +96,7 @@ const service = Bun.spawn([process.execPath, "src/main.ts"], {
   stdout: 2,
   stderr: "inherit",
 });
+stopOnExit(service);
 for (let waited = 0; ; waited += 100) {
   const up = await fetch(`${base}/ready`)
     .then((res) => res.ok)
@@ -110,6 +113,7 @@ async function databaseClient(): Promise<Sql> {
   return connect(`postgres://postgres@127.0.0.1:${lock.port}/postgres`, 1);
 }
 const sql = await databaseClient();
+undoOnExit(() => sql.end({ timeout: 5 }));
 
 async function agentKey(name: string): Promise<{ orgId: string; key: string }> {
   const org = await createOrganization(sql, { name, orgType: "agent" });
@@ -387,51 +391,44 @@ const line = (label: string, r: PhaseResult) =>
       `p50 ${ms(r.p50)}  p95 ${ms(r.p95)}  p99 ${ms(r.p99)}  (503: ${r.refused}, failed: ${r.failed}, p99 of all answers ${ms(r.p99All)})`,
   );
 
-try {
-  console.log(
-    `database: ${scratch ? "TimescaleDB server" : `embedded (DATA_DIR ${dataDir})`}; ${concurrency} clients, ${batchSize}-event batches, ${durationMs / 1000} s per phase`,
-  );
-  if (historyDays > 0) await storeHistory(historyDays);
-  const warmup = await agentKey("Bench warm-up");
-  for (let i = 0; i < 10; i++) await post(warmup.key, emitter("realistic", batchSize)());
+console.log(
+  `database: ${scratch ? "TimescaleDB server" : `embedded (DATA_DIR ${dataDir})`}; ${concurrency} clients, ${batchSize}-event batches, ${durationMs / 1000} s per phase`,
+);
+if (historyDays > 0) await storeHistory(historyDays);
+const warmup = await agentKey("Bench warm-up");
+for (let i = 0; i < 10; i++) await post(warmup.key, emitter("realistic", batchSize)());
 
-  for (const shape of shapes) {
-    console.log(`\nshape: ${shape}`);
-    const copyRows = scratch ? 200_000 : 30_000;
-    const beforeCopy = await cpuSnapshot();
-    const copy = await plainCopy(shape, copyRows);
-    const copyCpu = cpuPerThousand(beforeCopy, await cpuSnapshot(), copyRows);
-    console.log(`  plain COPY                 ${copy.toFixed(0)} rows/s`);
-    const { key } = await agentKey(`Bench ${shape}`);
-    let lags: number[] = [];
-    const beforeSaturation = await cpuSnapshot();
-    const saturated = await closedLoop(shape, key, {
-      probe: async () => {
-        lags = await countingLag(performance.now() + durationMs - 1000);
-      },
-    });
-    const saturationCpu = cpuPerThousand(beforeSaturation, await cpuSnapshot(), saturated.events);
-    line("saturation (closed loop)", saturated);
-    console.log(
-      `  HTTP / plain COPY          ${(saturated.accepted / copy).toFixed(2)}; counting lag at saturation: ${lags.length === 0 ? "no probe finished (phase too short)" : `max ${ms(Math.max(...lags))} over ${lags.length} probes`}`,
-    );
-    console.log(`  CPU per 1,000 events       plain COPY: ${copyCpu}; saturation: ${saturationCpu}`);
-    line("half that rate (open loop)", await paced(shape, key, saturated.accepted / 2, durationMs));
-    for (const factor of [0.5, 1, 2, 4]) {
-      line(`${factor}x saturation`, await paced(shape, key, saturated.accepted * factor, durationMs / 2));
-    }
-    // The floor under every latency above: one request at a time, nothing else queued.
-    line("one client, unloaded", await closedLoop(shape, key, { clients: 1, forMs: durationMs / 2 }));
+for (const shape of shapes) {
+  console.log(`\nshape: ${shape}`);
+  const copyRows = scratch ? 200_000 : 30_000;
+  const beforeCopy = await cpuSnapshot();
+  const copy = await plainCopy(shape, copyRows);
+  const copyCpu = cpuPerThousand(beforeCopy, await cpuSnapshot(), copyRows);
+  console.log(`  plain COPY                 ${copy.toFixed(0)} rows/s`);
+  const { key } = await agentKey(`Bench ${shape}`);
+  let lags: number[] = [];
+  const beforeSaturation = await cpuSnapshot();
+  const saturated = await closedLoop(shape, key, {
+    probe: async () => {
+      lags = await countingLag(performance.now() + durationMs - 1000);
+    },
+  });
+  const saturationCpu = cpuPerThousand(beforeSaturation, await cpuSnapshot(), saturated.events);
+  line("saturation (closed loop)", saturated);
+  console.log(
+    `  HTTP / plain COPY          ${(saturated.accepted / copy).toFixed(2)}; counting lag at saturation: ${lags.length === 0 ? "no probe finished (phase too short)" : `max ${ms(Math.max(...lags))} over ${lags.length} probes`}`,
+  );
+  console.log(`  CPU per 1,000 events       plain COPY: ${copyCpu}; saturation: ${saturationCpu}`);
+  line("half that rate (open loop)", await paced(shape, key, saturated.accepted / 2, durationMs));
+  for (const factor of [0.5, 1, 2, 4]) {
+    line(`${factor}x saturation`, await paced(shape, key, saturated.accepted * factor, durationMs / 2));
   }
-  if (longSessionEvents > 0) {
-    console.log(`\none long session, worst shape, one client, ${batchSize}-event batches`);
-    await longSession((await agentKey("Bench long session")).key, longSessionEvents);
-  }
-  console.log(`\nservice peak RSS (VmHWM): ${(await peakRss(service.pid)).toFixed(0)} MB`);
-} finally {
-  service.kill("SIGTERM");
-  await service.exited;
-  await sql.end({ timeout: 5 });
-  await scratch?.drop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  // The floor under every latency above: one request at a time, nothing else queued.
+  line("one client, unloaded", await closedLoop(shape, key, { clients: 1, forMs: durationMs / 2 }));
 }
+if (longSessionEvents > 0) {
+  console.log(`\none long session, worst shape, one client, ${batchSize}-event batches`);
+  await longSession((await agentKey("Bench long session")).key, longSessionEvents);
+}
+console.log(`\nservice peak RSS (VmHWM): ${(await peakRss(service.pid)).toFixed(0)} MB`);
+await finish(0);

@@ -31,7 +31,7 @@ import { createApiKey } from "../src/modules/keys/service.ts";
 import { createOrganization } from "../src/modules/organizations/service.ts";
 import { createServerDatabase } from "../test/support/databases.ts";
 import { testCertificate } from "../test/support/webhooks.ts";
-import { failInOneLine, numberOption, refuseOption } from "./cli.ts";
+import { failInOneLine, finish, numberOption, refuseOption, stopOnExit, undoOnExit } from "./cli.ts";
 import { freePort } from "./free-port.ts";
 
 failInOneLine();
@@ -52,16 +52,7 @@ const totalDeliveries = eventsPerOrg * endpointCount;
 const root = join(import.meta.dir, "..");
 
 const work = await mkdtemp(join(tmpdir(), "webhook-bench-"));
-const children: Bun.Subprocess[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-async function finish(code: number): Promise<never> {
-  for (const child of children) child.kill("SIGTERM");
-  await Promise.all(children.map((child) => child.exited));
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
-  await rm(work, { recursive: true, force: true });
-  process.exit(code);
-}
-process.on("SIGINT", () => void finish(130));
+undoOnExit(() => rm(work, { recursive: true, force: true }));
 
 // ---------------------------------------------------------------------------
 // A certificate, the receiver, the database and the service
@@ -76,7 +67,7 @@ const receiver = Bun.spawn([process.execPath, join(import.meta.dir, "webhook-rec
   stdout: "pipe",
   stderr: "inherit",
 });
-children.push(receiver);
+stopOnExit(receiver);
 const firstLine = async (stream: ReadableStream<Uint8Array>) => {
   const reader = stream.getReader();
   let text = "";
@@ -100,7 +91,7 @@ const receiverStats = async (): Promise<ReceiverStats> =>
 
 const serverUrl = process.env.DATABASE_URL || undefined;
 const scratch = serverUrl ? await createServerDatabase(serverUrl) : undefined;
-if (scratch) cleanups.push(() => scratch.drop());
+if (scratch) undoOnExit(() => scratch.drop());
 const dataDir = join(work, "data");
 
 const port = await freePort();
@@ -125,7 +116,7 @@ const service = Bun.spawn([process.execPath, "src/main.ts"], {
   stdout: 2,
   stderr: "inherit",
 });
-children.push(service);
+stopOnExit(service);
 for (let waited = 0; ; waited += 100) {
   const up = await fetch(`${base}/ready`)
     .then((res) => res.ok)
@@ -145,7 +136,7 @@ async function databaseClient(): Promise<Sql> {
   return connect(`postgres://postgres@127.0.0.1:${lock.port}/postgres`, 1);
 }
 const sql = await databaseClient();
-cleanups.push(() => sql.end({ timeout: 5 }));
+undoOnExit(() => sql.end({ timeout: 5 }));
 
 async function rssMb(pid: number): Promise<{ rss: number; peak: number }> {
   const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");

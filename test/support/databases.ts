@@ -45,6 +45,18 @@ export async function createServerDatabase(serverUrl: string): Promise<{ url: st
   }
 }
 
+/** The databases process `pid` made with createServerDatabase and has not dropped. */
+export async function serverDatabasesOf(serverUrl: string, pid: number): Promise<string[]> {
+  const admin = connect(serverUrl, 1);
+  try {
+    const rows = await admin<{ datname: string }[]>`
+      SELECT datname FROM pg_database WHERE starts_with(datname, ${`${prefix}${pid}_`})`;
+    return rows.map((row) => row.datname);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+}
+
 /**
  * An empty database of its own, for tests that apply or break migrations: an
  * in-memory embedded engine, or a new database on the test server. `close()` drops it.
