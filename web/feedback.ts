@@ -51,26 +51,33 @@ function serviceAlert(error: ApiError): HTMLElement {
 export const viewErrorNote = (error: unknown) => (serviceWide(error) ? serviceAlert(error) : errorNote(error));
 
 /**
- * A region that shows "Loading…", then what `load` builds, or the error it met, under
- * its `heading` if it has one: kept throughout, so that the view's headings list the
- * region while it loads and if it fails. The service's own trouble is said once for
- * the view, under its heading, where a screen reader announces it once; the region
- * says only that it did not load.
+ * A region under a heading naming it, one level below the heading of what it is in
+ * (`level`: 2 beneath the view's h1), kept throughout, so that the view's headings
+ * list the region while it loads and if it fails. It shows "Loading…", then what
+ * `load` builds (given the heading, to add what the API tells, such as a count), or
+ * the error it met; what `load` finds nothing to show for (null) takes the region
+ * away, rather than leaving an empty one named in a screen reader's list of regions.
+ * The service's own trouble is said once for the view, under its heading, where a
+ * screen reader announces it once; the region says only that it did not load.
  */
-export function loaded(label: string, load: () => Promise<Node>, heading?: HTMLElement): HTMLElement {
-  const region = h("section", { "aria-label": label, "aria-busy": "true" });
-  const show = (content: Node) =>
-    heading ? region.replaceChildren(heading, content) : region.replaceChildren(content);
+export function loaded(
+  title: string,
+  load: (heading: HTMLHeadingElement) => Promise<Node | null>,
+  level: 2 | 3 | 4 = 2,
+): HTMLElement {
+  const heading = h(`h${level}`, {}, title);
+  const region = h("section", { "aria-label": title, "aria-busy": "true" });
+  const show = (content: Node) => region.replaceChildren(heading, content);
   show(h("p", { class: "muted" }, "Loading…"));
-  load()
-    .then(show)
+  load(heading)
+    .then((content) => (content ? show(content) : region.remove()))
     .catch((error: unknown) => {
       const view = region.closest("main");
       if (!serviceWide(error) || !view) return show(errorNote(error));
       show(h("p", { class: "muted" }, "Not loaded."));
       if (view.querySelector(".service-alert")) return;
-      const heading = view.querySelector(":scope > h1");
-      if (heading) heading.after(serviceAlert(error));
+      const viewHeading = view.querySelector(":scope > h1");
+      if (viewHeading) viewHeading.after(serviceAlert(error));
       else view.prepend(serviceAlert(error));
     })
     .finally(() => region.setAttribute("aria-busy", "false"));

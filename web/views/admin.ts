@@ -11,10 +11,11 @@ export function admin(): HTMLElement {
   return h(
     "div",
     {},
-    loaded("Access requests", async () => {
+    loaded("Access requests", async (heading) => {
       const { items } = await ok(operator["access-requests"].get({ query: { limit: 100 } }));
       if (items.length === 0) return h("p", { class: "muted" }, "No access requests waiting.");
-      return h("div", {}, h("h2", {}, `Access requests waiting (${items.length})`), ...items.map(requestCard));
+      heading.textContent = `Access requests waiting (${items.length})`;
+      return h("div", {}, ...items.map(requestCard));
     }),
     loaded("Organisations", async () => {
       const page = await ok(identity.organizations.admin.organizations.get({ query: { limit: 100 } }));

@@ -9,41 +9,50 @@ type Health = DataOf<typeof identity.ingestHealth.get>;
 
 const hours = 48;
 
-/** For emitters: what the service accepted and refused per hour, and the latest refusals with their exact errors. */
+/**
+ * For emitters: what the service accepted and refused per hour, and the latest
+ * refusals with their exact errors; two regions of one answer.
+ */
 export function ingestHealth(org: Organisation): HTMLElement {
-  return loaded("Ingest health", async () => {
-    const health = await ok(identity.ingestHealth.get({ query: { org_id: org.id, hours } }));
-    const until = new Date(Math.ceil(Date.now() / hourMs) * hourMs);
-    const period = { since: new Date(until.getTime() - hours * hourMs), until, interval: "hour" as const };
-    const starts = everyBucket(period, "hour");
-    const byHour = new Map(health.hours.map((row) => [Date.parse(row.hour), row]));
-    const totals = health.hours.reduce(
-      (sum, row) => ({ accepted: sum.accepted + row.accepted_events, refused: sum.refused + row.refused_events }),
-      { accepted: 0, refused: 0 },
-    );
-    return h(
-      "div",
+  const health = ok(identity.ingestHealth.get({ query: { org_id: org.id, hours } }));
+  return h(
+    "div",
+    {},
+    loaded(`Last ${hours} hours`, async () => hourly(await health)),
+    loaded("Latest refused requests", async () => refusalList((await health).refusals)),
+  );
+}
+
+function hourly(health: Health): HTMLElement {
+  const until = new Date(Math.ceil(Date.now() / hourMs) * hourMs);
+  const period = { since: new Date(until.getTime() - hours * hourMs), until, interval: "hour" as const };
+  const starts = everyBucket(period, "hour");
+  const byHour = new Map(health.hours.map((row) => [Date.parse(row.hour), row]));
+  const totals = health.hours.reduce(
+    (sum, row) => ({ accepted: sum.accepted + row.accepted_events, refused: sum.refused + row.refused_events }),
+    { accepted: 0, refused: 0 },
+  );
+  return h(
+    "div",
+    {},
+    h(
+      "p",
       {},
-      h(
-        "p",
-        {},
-        `Last ${hours} hours: ${formatCount(totals.accepted)} events accepted, ${formatCount(totals.refused)} refused. `,
-        h("span", { class: "muted" }, `Counts are written every ${health.flushed_every_seconds} s.`),
-      ),
-      countsChart(
-        starts,
-        [
-          { label: "accepted events", values: starts.map((s) => byHour.get(s)?.accepted_events ?? 0) },
-          { label: "refused events", values: starts.map((s) => byHour.get(s)?.refused_events ?? 0) },
-        ],
-        period,
-        "hour",
-        "Events per hour (UTC)",
-        "No ingest in the last 48 hours.",
-      ),
-      refusalList(health.refusals),
-    );
-  });
+      `${formatCount(totals.accepted)} events accepted, ${formatCount(totals.refused)} refused. `,
+      h("span", { class: "muted" }, `Counts are written every ${health.flushed_every_seconds} s.`),
+    ),
+    countsChart(
+      starts,
+      [
+        { label: "accepted events", values: starts.map((s) => byHour.get(s)?.accepted_events ?? 0) },
+        { label: "refused events", values: starts.map((s) => byHour.get(s)?.refused_events ?? 0) },
+      ],
+      period,
+      "hour",
+      "Events per hour (UTC)",
+      "No ingest in the last 48 hours.",
+    ),
+  );
 }
 
 function refusalList(refusals: Health["refusals"]): HTMLElement {
@@ -51,7 +60,6 @@ function refusalList(refusals: Health["refusals"]): HTMLElement {
   return h(
     "div",
     {},
-    h("h2", {}, "Latest refused requests"),
     ...refusals.map((refusal) =>
       h(
         "article",

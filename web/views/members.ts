@@ -130,7 +130,6 @@ function settingsForm(org: Organisation, settings: Settings): HTMLElement {
   const form = h(
     "form",
     { class: "card" },
-    h("h2", {}, "Settings"),
     ...applicable.map((name) =>
       h(
         "label",

@@ -77,16 +77,23 @@ function delegatedFigures(org: Organisation, grantor: string, period: Period, co
   const current = summaryOf(org, period);
   return loaded("The owner's figures", async () => {
     await current;
-    return h("div", {}, ...figures(org, period, compare, current));
+    return h("div", {}, ...figures(org, period, compare, 3, current));
   });
 }
 
-/** A region of the overview, under a heading of its own beneath the view's. */
-const part = (title: string, load: () => Promise<Node>) => loaded(title, load, h("h2", {}, title));
-
-/** Everything the overview shows of one period; `current`, its summary when already asked for. */
-function figures(org: Organisation, period: Period, compare: boolean, current = summaryOf(org, period)): HTMLElement[] {
+/**
+ * Everything the overview shows of one period, each region under a heading of
+ * `level`; `current`, its summary when already asked for.
+ */
+function figures(
+  org: Organisation,
+  period: Period,
+  compare: boolean,
+  level: 2 | 3 = 2,
+  current = summaryOf(org, period),
+): HTMLElement[] {
   const api = readsOf(org);
+  const part = (title: string, load: () => Promise<Node>) => loaded(title, load, level);
   return [
     part("Totals", async () => {
       const [now, before] = await Promise.all([current, compare ? summaryOf(org, previousOf(period)) : null]);
@@ -99,7 +106,7 @@ function figures(org: Organisation, period: Period, compare: boolean, current = 
         period,
       ),
     ),
-    topUrls(api, org, period),
+    topUrls(api, org, period, level),
     part("Sources, agents and domains", async () => {
       const summary = await current;
       // What an agent reported has no domains of its own: its reads never list any.
@@ -234,16 +241,14 @@ function change(now: number, before: number): string {
 
 const pageSize = 20;
 
-function topUrls(api: Reads, org: Organisation, period: Period): HTMLElement {
+function topUrls(api: Reads, org: Organisation, period: Period, level: 2 | 3): HTMLElement {
   const page = Math.max(0, Number(param("page") ?? 0) || 0);
   // At most what the API takes (url_contains, 1 to 200 characters): an edited link's longer text is cut there.
   const search = param("url")?.slice(0, 200) || undefined;
   const sort = param("sort") === "sessions" ? "sessions" : "events";
-  // Named at once, like the other regions; the count is added once the API has told it.
-  const heading = h("h2", { id: "top-urls" }, "Top URLs");
   return loaded(
     "Top URLs",
-    async () => {
+    async (heading) => {
       // Ranked, searched and paged by the API (sort, url_contains), over every URL of the period.
       const answer = await ok(
         api.urls.get({
@@ -297,7 +302,9 @@ function topUrls(api: Reads, org: Organisation, period: Period): HTMLElement {
           },
           label,
         );
+      // The count, once the API has told it; the table is named by the heading, count and all.
       heading.textContent = `Top URLs (${formatCount(answer.total)})`;
+      heading.id = "top-urls";
       return h(
         "div",
         {},
@@ -349,7 +356,7 @@ function topUrls(api: Reads, org: Organisation, period: Period): HTMLElement {
         ),
       );
     },
-    heading,
+    level,
   );
 }
 

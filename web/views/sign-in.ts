@@ -39,7 +39,7 @@ export function signIn(): HTMLElement {
   });
   const providers = loaded("Other ways to sign in", async () => {
     const { items } = await ok(identity.auth.oidc.providers.get());
-    if (items.length === 0) return h("span");
+    if (items.length === 0) return null;
     return h(
       "div",
       { class: "card narrow" },

@@ -14,13 +14,12 @@ export function start(email: string): HTMLElement {
     "div",
     {},
     h("p", {}, `Signed in as ${email}. You belong to no organisation yet.`),
-    loaded("Invitations", async () => {
+    loaded("Invitations for you", async () => {
       const { items } = await ok(identity.members.me.invites.get());
-      if (items.length === 0) return h("span");
+      if (items.length === 0) return null;
       return h(
         "div",
         { class: "card" },
-        h("h2", {}, "Invitations for you"),
         ...items.map((invite) =>
           h(
             "p",
@@ -111,7 +110,7 @@ function accessRequestForm(): HTMLElement {
         ok(api["agent-access-requests"].get()),
       ]);
       const requests = [...platform.items, ...agent.items];
-      if (requests.length === 0) return h("span");
+      if (requests.length === 0) return null;
       return h(
         "ul",
         {},

@@ -79,52 +79,57 @@ export function webhooks(org: Organisation): HTMLElement {
           navigate({});
         }),
       ),
-      loaded("Deliveries", async () => {
-        const { items } = await ok(api({ id: endpoint.id }).deliveries.get({ query: { org_id: org.id, limit: 20 } }));
-        if (items.length === 0) return h("p", { class: "muted" }, "No deliveries yet.");
-        return scrollBox(
-          h(
-            "table",
-            {},
-            h("caption", {}, "Latest deliveries"),
+      loaded(
+        "Deliveries",
+        async () => {
+          const { items } = await ok(api({ id: endpoint.id }).deliveries.get({ query: { org_id: org.id, limit: 20 } }));
+          if (items.length === 0) return h("p", { class: "muted" }, "No deliveries yet.");
+          return scrollBox(
             h(
-              "thead",
+              "table",
               {},
+              h("caption", {}, "Latest deliveries"),
               h(
-                "tr",
+                "thead",
                 {},
-                ...["Event", "Created", "Status", "Attempts", ""].map((head) => h("th", { scope: "col" }, head)),
-              ),
-            ),
-            h(
-              "tbody",
-              {},
-              ...items.map((delivery) =>
                 h(
                   "tr",
                   {},
-                  h("td", {}, delivery.event_type),
-                  h("td", {}, delivery.event_created_at.replace("T", " ").slice(0, 19)),
-                  h("td", {}, delivery.status),
-                  h("td", { class: "num" }, delivery.attempt_count),
+                  ...["Event", "Created", "Status", "Attempts", ""].map((head) => h("th", { scope: "col" }, head)),
+                ),
+              ),
+              h(
+                "tbody",
+                {},
+                ...items.map((delivery) =>
                   h(
-                    "td",
+                    "tr",
                     {},
-                    onPress(h("button", { type: "button" }, "Redeliver"), async () => {
-                      await ok(
-                        api({ id: endpoint.id })
-                          .deliveries({ delivery_id: delivery.id })
-                          .redeliver.post(undefined, inOrg),
-                      );
-                      navigate({});
-                    }),
+                    h("td", {}, delivery.event_type),
+                    h("td", {}, delivery.event_created_at.replace("T", " ").slice(0, 19)),
+                    h("td", {}, delivery.status),
+                    h("td", { class: "num" }, delivery.attempt_count),
+                    h(
+                      "td",
+                      {},
+                      onPress(h("button", { type: "button" }, "Redeliver"), async () => {
+                        await ok(
+                          api({ id: endpoint.id })
+                            .deliveries({ delivery_id: delivery.id })
+                            .redeliver.post(undefined, inOrg),
+                        );
+                        navigate({});
+                      }),
+                    ),
                   ),
                 ),
               ),
             ),
-          ),
-        );
-      }),
+          );
+        },
+        // A part of the endpoint's card, under its h3.
+        4,
+      ),
     );
   const list = h("div", {}, endpointList());
   return h("div", {}, form, created, list);
