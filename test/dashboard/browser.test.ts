@@ -126,8 +126,11 @@ async function redrawn<T>(page: Page, action: () => Promise<T>): Promise<T> {
 /** Whether the page code `condition` (as text) holds now. */
 const holds = (page: Page, condition: string) => page.evaluate(`Boolean(${condition})`);
 
+/** Keeps a screenshot of the page once none of its regions is loading, when DASHBOARD_SCREENSHOTS asks for them. */
 async function shot(page: Page, name: string) {
-  if (screenshots) await page.screenshot({ path: `${screenshots}/${name}.png`, fullPage: true });
+  if (!screenshots) return;
+  await viewLoaded(page);
+  await page.screenshot({ path: `${screenshots}/${name}.png`, fullPage: true });
 }
 
 describe.skipIf(!chromium)("the dashboard in Chromium", () => {
