@@ -19,7 +19,7 @@ export const identityCommands = [
     options: {},
     migrates: true,
     run: async (sql) => ({ applied: await applyMigrations(sql) }),
-    // Each was shown on stderr as it was applied; --json names them.
+    // Their progress was shown on stderr (into a pipe, a line at most every 10 s); --json names them.
     describe: (r) =>
       r.applied.length ? `applied ${r.applied.length} migrations: schema is up to date` : "schema is up to date",
   }),
