@@ -33,8 +33,9 @@ export class ReadCompanion {
    * this connection in tx's snapshot, under the same statement timeout; undefined,
    * without running either, while another read holds the connection. `tx` must be
    * a repeatable-read transaction. Both plan without parallel workers, as every
-   * read does: the two halves are the read's parallelism. The companion only saves time: when its connection cannot be had or
-   * is lost, `there` runs after `here` in tx instead, and the read is answered.
+   * read does: the two halves are the read's parallelism. The companion only saves
+   * time: when its connection cannot be had or is lost, `there` runs after `here`
+   * in tx instead, and the read is answered.
    */
   async alongside<Here, There>(
     tx: Sql,

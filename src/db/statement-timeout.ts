@@ -31,11 +31,11 @@ export function inReadTransaction<T>(sql: Sql, work: (tx: Sql) => Promise<T>): P
  * one line that tells of it.
  *
  * Each statement is planned for its own values (plan_cache_mode), without
- * parallel workers (underReadSettings). A read's
- * statements take their time range as parameters, and left to itself PostgreSQL
- * may keep one generic plan for a prepared statement after five runs: a plan over
- * every chunk of the hypertables it reads, which the values would have left out
- * at planning, all of them locked and set up again on every run. On the embedded
+ * parallel workers (underReadSettings). A read's statements take their time
+ * range as parameters, and left to itself PostgreSQL may keep one generic plan
+ * for a prepared statement after five runs: a plan over every chunk of the
+ * hypertables it reads, which the values would have left out at planning, all
+ * of them locked and set up again on every run. On the embedded
  * engine such a plan of an events page's statements took 300 ms to make and
  * tens of milliseconds a run (test/reads/events-page.test.ts).
  */

@@ -147,6 +147,8 @@ describe("reads with a member's session (the dashboard)", () => {
         await holder.end({ timeout: 5 });
       }
     },
+    // Room for its own waits (up to 5 s each) to say what went wrong on a loaded machine.
+    20_000,
   );
 
   test("a platform member reads what the platform reported through /agent", async () => {
