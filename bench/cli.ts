@@ -56,16 +56,25 @@ export function finish(code: number): Promise<never> {
 }
 
 /**
- * Ctrl-C ends the bench through `finish`, exit code 130 (as bench:reads), once it
- * has anything to stop or undo; until then, and in a bench that registers none,
- * the signal keeps its own effect.
+ * The signals that end a bench from outside, with the exit code a shell gives a
+ * process they end (128 + the signal's number; Ctrl-C's 130 is bench:reads' too):
+ * Ctrl-C, `kill` or `timeout`, a closed terminal.
+ */
+const endingSignals = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+
+/**
+ * A signal of `endingSignals` ends the bench through `finish` once it has anything
+ * to stop or undo; until then, and in a bench that registers none, the signal
+ * keeps its own effect.
  */
 function finishOnInterrupt(): void {
   if (children.length + undos.length > 0) return;
-  process.on("SIGINT", () => {
-    if (!finishing) console.error("interrupted: stopping what the bench started");
-    void finish(130);
-  });
+  for (const [signal, code] of Object.entries(endingSignals)) {
+    process.on(signal, () => {
+      if (!finishing) console.error(`interrupted (${signal}): stopping what the bench started`);
+      void finish(code);
+    });
+  }
 }
 
 /** A process the bench started (the service, a receiver), stopped however the bench ends. */

@@ -50,29 +50,39 @@ const textWithin = (stream: ReadableStream<Uint8Array>, ms: number) =>
   Promise.race([new Response(stream).text(), Bun.sleep(ms).then(() => "(still open)")]);
 
 describe(`bench:ingest leaves nothing behind (${testServerUrl ? "server" : "embedded"})`, () => {
-  test("Ctrl-C during the run: the service stopped, its data removed, exit code 130", async () => {
-    const { bench, left } = benchIngest();
-    const services: number[] = [];
-    try {
-      // Its first line comes once the service is up and the run begins.
-      expect(await readUntilLine(bench.stdout, "database: ")).toContain("clients, 100-event batches");
-      services.push(...childrenOf(bench.pid));
-      expect(services.length).toBe(1);
-      bench.kill("SIGINT");
-      const exitCode = await bench.exited;
-      // Ended on its own (not by the signal, which would leave all this), with what it started and made.
-      expect({ exitCode, signal: bench.signalCode, running: services.filter(isAlive), left: await left() }).toEqual({
-        exitCode: 130,
-        signal: null,
-        running: [],
-        left: [],
-      });
-      expect(await textWithin(bench.stderr, 5_000)).toContain("interrupted: stopping what the bench started\n");
-    } finally {
-      bench.kill("SIGKILL");
-      for (const pid of services.filter(isAlive)) process.kill(pid, "SIGKILL");
-    }
-  }, 180_000);
+  test.each([
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+    ["SIGHUP", 129],
+  ] as const)(
+    "%s during the run: the service stopped, its data removed, exit code %d",
+    async (signal, code) => {
+      const { bench, left } = benchIngest();
+      const services: number[] = [];
+      try {
+        // Its first line comes once the service is up and the run begins.
+        expect(await readUntilLine(bench.stdout, "database: ")).toContain("clients, 100-event batches");
+        services.push(...childrenOf(bench.pid));
+        expect(services.length).toBe(1);
+        bench.kill(signal);
+        const exitCode = await bench.exited;
+        // Ended on its own (not by the signal, which would leave all this), with what it started and made.
+        expect({ exitCode, signal: bench.signalCode, running: services.filter(isAlive), left: await left() }).toEqual({
+          exitCode: code,
+          signal: null,
+          running: [],
+          left: [],
+        });
+        expect(await textWithin(bench.stderr, 5_000)).toContain(
+          `interrupted (${signal}): stopping what the bench started\n`,
+        );
+      } finally {
+        bench.kill("SIGKILL");
+        for (const pid of services.filter(isAlive)) process.kill(pid, "SIGKILL");
+      }
+    },
+    180_000,
+  );
 
   test("a service that does not start: exit code 1, in one line, its data removed", async () => {
     const { bench, left } = benchIngest({ SERVICE_ROLES: "none" });
