@@ -146,6 +146,12 @@ export const sessionsOf = (rows: readonly EventRow[]) => [
  * bounds statement returned it) on: those holding a flag that events on `urls`
  * could take (first-flags.ts), or, for a recount, all of them. Sent after the
  * bounds statement of the transaction, it sees what a write it waited for committed.
+ * The URLs go in as a subquery, not as an array constant: for a constant,
+ * PostgreSQL estimates each URL against the column's most common values (read
+ * out of the compressed statistics once per URL) in every analysed chunk it
+ * plans: for 309 URLs, 1.6 to 1.9 ms of planning on one chunk (0.6 to 0.7 with the
+ * subquery, which is hashed once and estimated as a whole) and 28 to 33 ms on 11
+ * (about 1).
  */
 export async function storedEventsOf(
   sql: Queryable,
@@ -160,7 +166,7 @@ export async function storedEventsOf(
       : sql`AND ((first_in & ${~urlScopeBits}) <> 0 OR first_domain <> 0 OR first_domain_role <> 0
                 OR first_domain_reporter <> 0
                 OR ((first_in & ${urlScopeBits}) <> 0
-                    AND content_url = ANY (${[...new Set(which.flagsTakenBy.filter((url) => url !== null))]}::text[])))`;
+                    AND content_url IN (SELECT unnest(${[...new Set(which.flagsTakenBy.filter((url) => url !== null))]}::text[]))))`;
   const rows = await sql<StoredRow[]>`
     SELECT (extract(epoch FROM event_time) * 1000000)::bigint AS time_us, event_id, org_id, session_id, content_url,
            content_host, source_role, agent_id, first_in, first_domain, first_domain_role, first_domain_reporter,
