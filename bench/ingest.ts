@@ -406,9 +406,9 @@ for (const shape of shapes) {
   const copy = await plainCopy(shape, copyRows);
   const copyCpu = cpuPerThousand(beforeCopy, await cpuSnapshot(), copyRows);
   console.log(`  plain COPY                 ${copy.toFixed(0)} rows/s`);
-  // Statistics of the chunk being written, as autovacuum keeps them in production:
-  // left to autovacuum, a run's writes met them or not by the minute it came by,
-  // and the planner's work with them (event-store.ts, storedEventsOf) went unseen.
+  // Statistics of the chunk being written, as autovacuum keeps them in production,
+  // so that the planner's work with them (event-store.ts, storedEventsOf) is measured
+  // in every run, not only in those autovacuum happened to reach first.
   await sql`ANALYZE events`;
   const { key } = await agentKey(`Bench ${shape}`);
   let lags: number[] = [];
