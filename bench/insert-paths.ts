@@ -8,9 +8,11 @@
  * in one transaction, for each path in turn: unnest with ON CONFLICT DO NOTHING and RETURNING
  * (what the event store does, without the counting beside it), unnest without
  * them, a dedupe pre-check followed by plain unnest, and COPY FROM STDIN. Prints
- * the median µs per row over the rounds (after two warm-up rounds of every path) and, when the
- * server runs on this machine, the database's CPU per row over those rounds (its
- * backends read in /proc). Then, for scale, one COPY of as many rows as all the
+ * the median µs per row over the rounds (after two warm-up rounds of every path),
+ * this process's CPU per row in its writes (building and sending the statement,
+ * reading the answer: the client's share, which the service pays for each write)
+ * and, when the server runs on this machine, the database's CPU per row over those
+ * rounds (its backends read in /proc). Then, for scale, one COPY of as many rows as all the
  * rounds wrote, in one statement: what bench:ingest's "plain COPY" does. Needs a
  * TimescaleDB server (the embedded engine cannot take COPY FROM STDIN); the
  * bench creates a database of its own there and drops it afterwards.
@@ -112,26 +114,34 @@ backendPids = backends && [...backends.keys()];
 const progress = progressLine();
 const perRow: Record<string, number[]> = {};
 const cpuMs: Record<string, number> = {};
+const clientUs: Record<string, number> = {};
 for (const [name, write] of Object.entries(paths)) {
   const times: number[] = [];
+  let clientUsed = 0;
   const cpuBefore = await databaseCpuMs();
   for (let round = 0; round < rounds; round++) {
     progress.show(`${name}: round ${round + 1} of ${rounds}`);
     const rows = rowsOf();
+    const clientBefore = process.cpuUsage();
     const started = performance.now();
     await write(rows);
     times.push(((performance.now() - started) * 1000) / rows.length);
+    const client = process.cpuUsage(clientBefore);
+    clientUsed += client.user + client.system;
   }
   perRow[name] = times;
   cpuMs[name] = ((await databaseCpuMs()) ?? 0) - (cpuBefore ?? 0);
+  clientUs[name] = clientUsed;
 }
 progress.clear();
 const bulkRows = rowCount * rounds;
 const bulk = Array.from({ length: rounds }, rowsOf).flat();
 const bulkCpuBefore = await databaseCpuMs();
+const bulkClientBefore = process.cpuUsage();
 const bulkStarted = performance.now();
 await sql.begin((tx) => copyRows(tx, bulk));
 const bulkUs = ((performance.now() - bulkStarted) * 1000) / bulkRows;
+const bulkClient = process.cpuUsage(bulkClientBefore);
 const bulkCpu = ((await databaseCpuMs()) ?? 0) - (bulkCpuBefore ?? 0);
 
 const cpuCell = (used: number, rowsWritten: number) =>
@@ -140,15 +150,17 @@ console.log(`${rowCount} rows per transaction, median of ${rounds} rounds per pa
 // /proc counts CPU in 10 ms steps: over a path's rounds, that is this much a row.
 if (backendPids) console.log(`database CPU read in steps of ${(10_000 / (rowCount * rounds)).toFixed(1)} µs a row`);
 console.log("");
-console.log("| write path | µs per row | database CPU, µs per row |");
-console.log("|---|---:|---:|");
+console.log("| write path | µs per row | client CPU, µs per row | database CPU, µs per row |");
+console.log("|---|---:|---:|---:|");
 for (const [name, times] of Object.entries(perRow)) {
   times.sort((a, b) => a - b);
   const median = (times[Math.floor(times.length / 2)] as number).toFixed(1);
-  console.log(`| ${name} | ${median} | ${cpuCell(cpuMs[name] ?? 0, rowCount * rounds)} |`);
+  const client = ((clientUs[name] ?? 0) / (rowCount * rounds)).toFixed(1);
+  console.log(`| ${name} | ${median} | ${client} | ${cpuCell(cpuMs[name] ?? 0, rowCount * rounds)} |`);
 }
+const bulkClientPerRow = ((bulkClient.user + bulkClient.system) / bulkRows).toFixed(1);
 console.log(
-  `| COPY FROM STDIN, ${bulkRows} rows in one statement | ${bulkUs.toFixed(1)} | ${cpuCell(bulkCpu, bulkRows)} |`,
+  `| COPY FROM STDIN, ${bulkRows} rows in one statement | ${bulkUs.toFixed(1)} | ${bulkClientPerRow} | ${cpuCell(bulkCpu, bulkRows)} |`,
 );
 await db.close();
 await scratch.drop();
