@@ -146,7 +146,10 @@ const bulkCpu = ((await databaseCpuMs()) ?? 0) - (bulkCpuBefore ?? 0);
 
 const cpuCell = (used: number, rowsWritten: number) =>
   backendPids ? ((used * 1000) / rowsWritten).toFixed(1) : "not on this machine";
-console.log(`${rowCount} rows per transaction, median of ${rounds} rounds per path, after 2 warm-up rounds of each`);
+console.log(
+  `${rowCount} rows per transaction, ${rounds} rounds per path after 2 warm-up rounds of each: ` +
+    "µs per row is the median round's, CPU the mean over all rounds",
+);
 // /proc counts CPU in 10 ms steps: over a path's rounds, that is this much a row.
 if (backendPids) console.log(`database CPU read in steps of ${(10_000 / (rowCount * rounds)).toFixed(1)} µs a row`);
 console.log("");

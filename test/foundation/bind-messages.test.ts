@@ -26,9 +26,13 @@ test("a cursor's statement, whose Execute (rows a few at a time) follows its Bin
   const { ctx } = await testRuntime();
   const labels = Array.from({ length: 5_000 }, (_, i) => `${widths[i % 4]}-${i}`);
   const read: string[] = [];
+  const batches: number[] = [];
   await ctx.sql<{ label: string }[]>`
     SELECT label FROM unnest(${labels}::text[]) WITH ORDINALITY AS u (label, n) ORDER BY n`.cursor(700, (rows) => {
+    batches.push(rows.length);
     read.push(...rows.map((row) => row.label));
   });
   expect(read).toEqual(labels);
+  // The cursor's own Execute asks for 700 rows at a time; the plain one would ask for all.
+  expect(batches).toEqual([700, 700, 700, 700, 700, 700, 700, 100]);
 });
