@@ -24,6 +24,9 @@ COPY web ./web
 COPY sql ./sql
 COPY docker/entrypoint.sh /usr/local/bin/service-entrypoint.sh
 
+# The allocator's settings of package.json's start script: the service runs as
+# `bun run start` runs it (README, "Memory and the allocator").
+ENV MIMALLOC_PURGE_HOLES=0
 # The bundled database listens on loopback only and trusts local connections;
 # nothing outside the container can reach it. On docker stop the service drains
 # for at most 5 s and closes its connections in at most 5 more, then the database

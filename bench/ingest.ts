@@ -6,7 +6,8 @@
  *
  * Against a TimescaleDB server when DATABASE_URL is set (the bench creates a
  * database of its own there and drops it afterwards), otherwise an embedded engine
- * in a temporary DATA_DIR. The service runs as its own process (`bun src/main.ts`);
+ * in a temporary DATA_DIR. The service runs as its own process (`bun src/main.ts`,
+ * with the settings `bun run start` gives it: bench/start-script.ts);
  * this process only generates traffic and loads COPY. For each data shape
  * (bench/event-generator.ts):
  *
@@ -51,6 +52,7 @@ import { emitter, type GeneratedEvent, type ShapeName } from "./event-generator.
 import { csvLine, eventRow } from "./event-rows.ts";
 import { freePort } from "./free-port.ts";
 import { backendCpuBetween, backendCpuMs, cpuMsOf } from "./process-cpu.ts";
+import { startScriptEnv } from "./start-script.ts";
 
 failInOneLine();
 const { values: flags } = parseArgs({
@@ -84,6 +86,7 @@ const base = `http://127.0.0.1:${port}`;
 const service = Bun.spawn([process.execPath, "src/main.ts"], {
   cwd: join(import.meta.dir, ".."),
   env: {
+    ...startScriptEnv(),
     ...process.env,
     DATABASE_URL: scratch?.url ?? "",
     DATA_DIR: dataDir,

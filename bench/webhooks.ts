@@ -33,6 +33,7 @@ import { createServerDatabase } from "../test/support/databases.ts";
 import { testCertificate } from "../test/support/webhooks.ts";
 import { failInOneLine, finish, numberOption, refuseOption, stopOnExit, undoOnExit } from "./cli.ts";
 import { freePort } from "./free-port.ts";
+import { startScriptEnv } from "./start-script.ts";
 
 failInOneLine();
 const { values: flags } = parseArgs({
@@ -99,6 +100,7 @@ const base = `http://127.0.0.1:${port}`;
 const service = Bun.spawn([process.execPath, "src/main.ts"], {
   cwd: root,
   env: {
+    ...startScriptEnv(),
     ...process.env,
     DATABASE_URL: scratch?.url ?? "",
     DATA_DIR: dataDir,
