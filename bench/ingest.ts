@@ -86,8 +86,8 @@ const base = `http://127.0.0.1:${port}`;
 const service = Bun.spawn([process.execPath, "src/main.ts"], {
   cwd: join(import.meta.dir, ".."),
   env: {
-    ...startScriptEnv(),
     ...process.env,
+    ...startScriptEnv(),
     DATABASE_URL: scratch?.url ?? "",
     DATA_DIR: dataDir,
     PORT: String(port),

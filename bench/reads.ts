@@ -7,9 +7,8 @@
  * (`/agent/*`), beside the plain raw-scan SQL answering the same question, checks
  * both answers are equal, and prints p50s, the ratio and the issue-9 targets for
  * the year. The service's p50 is warm: each read first runs once per pooled
- * connection (DATABASE_POOL_SIZE on a server), since the pool hands its idle connections out
- * in turn and a connection's first read of a year's chunks loads their catalog
- * entries; that first run is printed too. Also prints the load time and
+ * connection (DATABASE_POOL_SIZE on a server; warmUp), and the first of those runs
+ * is printed too. Also prints the load time and
  * the on-disk size before and after compression, and (unless --skip-export) the
  * rate of a year-long NDJSON export.
  *
@@ -279,11 +278,14 @@ async function p50(run: () => Promise<unknown>, count = runs): Promise<{ ms: num
 const pooledConnections = ctx.db.kind === "server" ? config.DATABASE_POOL_SIZE : 1;
 
 /**
- * Runs the read once per pooled connection, untimed but for the first: the pool
- * gives out its idle connections in turn (postgres.js), and each loads the
- * catalog entries of the chunks a read plans over the first time it plans them
- * (a year's top-20 URLs at 2 million events: about 250 to 450 ms on a connection's
- * first run, 60 to 110 after). Returns the first run's time.
+ * Runs the read once per pooled connection, untimed but for the first, which it
+ * returns. The pool gives out its idle connections in turn (postgres.js), and a
+ * connection plans and runs a read over many chunks slower the first time: on a
+ * new connection the year's top-20 URLs at 2 million events planned in 72 to 167
+ * ms and ran in 475 to 653, against 6 to 31 and about 50 after
+ * (docs/benchmarks.md, "Reads timed warm"). The first run met connections that
+ * had served this bench's shorter ranges already, so it understates a new
+ * connection's cost.
  */
 async function warmUp(run: () => Promise<unknown>): Promise<number> {
   const started = performance.now();

@@ -6,7 +6,8 @@
  * Against a TimescaleDB server when DATABASE_URL is set (the bench creates a
  * database of its own there and drops it afterwards), otherwise the embedded
  * engine in a temporary DATA_DIR. The service runs as its own process
- * (`bun src/main.ts`, sweeping every second), the receiver as another
+ * (`bun src/main.ts` with the start script's settings, bench/start-script.ts;
+ * sweeping every second), the receiver as another
  * (bench/webhook-receiver.ts: HTTPS, a self-signed certificate made with openssl
  * and trusted through WEBHOOK_CA_FILE, localhost allowed with WEBHOOK_ALLOW_LOOPBACK).
  *
@@ -100,8 +101,8 @@ const base = `http://127.0.0.1:${port}`;
 const service = Bun.spawn([process.execPath, "src/main.ts"], {
   cwd: root,
   env: {
-    ...startScriptEnv(),
     ...process.env,
+    ...startScriptEnv(),
     DATABASE_URL: scratch?.url ?? "",
     DATA_DIR: dataDir,
     PORT: String(port),
